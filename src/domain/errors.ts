@@ -1,0 +1,58 @@
+/**
+ * Typed domain errors. The domain throws these; the HTTP layer maps each `code` to a status
+ * and the documented body. Nothing else may be thrown on purpose from domain code.
+ */
+
+/** One entry of the spec's validation error body (HTTPValidationError, spec 2.1). */
+export interface ValidationIssue {
+  loc: (string | number)[];
+  msg: string;
+  type: string;
+}
+
+export type DomainErrorCode =
+  | 'validation_failed'
+  | 'bad_request'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'not_found'
+  | 'conflict'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'method_not_allowed'
+  | 'unavailable';
+
+/** Base of every error the domain throws on purpose. */
+export class DomainError extends Error {
+  constructor(
+    readonly code: DomainErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** Input that does not satisfy a schema or rule; carries the spec's `detail[]` entries. */
+export class ValidationError extends DomainError {
+  constructor(readonly issues: ValidationIssue[]) {
+    super('validation_failed', issues.map((i) => `${i.loc.join('.')}: ${i.msg}`).join('; '));
+  }
+
+  /** Shorthand for one issue. */
+  static of(loc: (string | number)[], msg: string, type = 'value_error'): ValidationError {
+    return new ValidationError([{ loc, msg, type }]);
+  }
+}
+
+export class NotFoundError extends DomainError {
+  constructor(message: string) {
+    super('not_found', message);
+  }
+}
+
+export class ConflictError extends DomainError {
+  constructor(message: string) {
+    super('conflict', message);
+  }
+}
