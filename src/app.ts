@@ -1,0 +1,71 @@
+/**
+ * Assembles the daemon from its configuration: state directory, store, certificate, HTTPS
+ * server with the route table. `main.ts` adds process concerns (signals, systemd); tests
+ * start the same app on a free port.
+ */
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import type { Config } from './config/config.js';
+import type { Logger } from './log/logger.js';
+import { HttpServer } from './http/server.js';
+import { ensureCertificate, type TlsFiles } from './http/tls.js';
+import { docsRoutes } from './http/routes/docs.js';
+import { healthRoute } from './http/routes/health.js';
+import { Store } from './store/store.js';
+import { MIGRATIONS } from './store/migrations.js';
+import { API_INFO } from './version.js';
+
+export interface App {
+  config: Config;
+  server: HttpServer;
+  store: Store;
+  tls: TlsFiles;
+  port: number;
+  /** Stops the listener, waits for in-flight requests (bounded), closes the store. */
+  close(): Promise<void>;
+}
+
+export interface AppOptions {
+  /** Check each answer against its response schema (tests). */
+  checkResponses?: boolean;
+}
+
+/** Starts the whole daemon except process-level concerns. */
+export async function startApp(config: Config, logger: Logger, options: AppOptions = {}): Promise<App> {
+  mkdirSync(config.state_dir, { recursive: true, mode: 0o700 });
+  const store = await Store.open({ dir: path.join(config.state_dir, 'db') }, [], MIGRATIONS);
+  logger.info({ dir: path.join(config.state_dir, 'db'), schema_version: store.schemaVersion() }, 'store opened');
+
+  const tls = await ensureCertificate(config.state_dir, config.tls_cert, config.tls_key);
+  logger.info({ cert: tls.certFile, sha256: tls.fingerprint256, self_signed: tls.selfSigned, created: tls.created }, 'TLS certificate');
+
+  const server = new HttpServer({
+    host: config.host,
+    port: config.port,
+    certFile: tls.certFile,
+    keyFile: tls.keyFile,
+    bodyLimit: config.body_limit_bytes,
+    uploadLimit: config.upload_limit_bytes,
+    logger,
+    checkResponses: options.checkResponses,
+  });
+  server.register(healthRoute, ...docsRoutes(() => server.router.routes, API_INFO));
+
+  let port: number;
+  try {
+    port = await server.listen();
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+  logger.info({ url: `https://${config.host}:${port}/api`, host: config.host, port }, 'HTTPS API listening');
+
+  return {
+    config, server, store, tls, port,
+    async close() {
+      const { unfinished } = await server.close(config.shutdown_timeout_ms);
+      if (unfinished > 0) logger.warn({ unfinished }, 'shutdown timeout: requests still running were cut off');
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,130 @@
+/**
+ * Daemon configuration: defaults, then an optional JSON file (WAREHOUSE_CONFIG), then
+ * WAREHOUSE_* environment variables. Validated once at start; every error names its key.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import Type, { type Static } from 'typebox';
+import { Compile } from 'typebox/compile';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+const ConfigSchema = Type.Object(
+  {
+    state_dir: Type.String({ minLength: 1, description: 'Directory for LMDB, certificates, keys and reports' }),
+    host: Type.String({ minLength: 1, description: 'Address the HTTPS listener binds to' }),
+    port: Type.Integer({ minimum: 0, maximum: 65535, description: 'HTTPS port (0 picks a free one)' }),
+    site: Type.String({ minLength: 1, description: '"demo" for the embedded simulated site, or a path to a site layout file' }),
+    tls_cert: Type.Optional(Type.String({ minLength: 1, description: 'PEM certificate; a self-signed one is made when absent' })),
+    tls_key: Type.Optional(Type.String({ minLength: 1, description: 'PEM private key for tls_cert' })),
+    timezone: Type.String({ minLength: 1, description: 'IANA zone of legacy (naive) timestamps' }),
+    log_level: Type.Enum([...LOG_LEVELS], { description: 'Least severe level written' }),
+    body_limit_bytes: Type.Integer({ minimum: 1024, maximum: 1 << 30, description: 'Largest JSON body accepted' }),
+    upload_limit_bytes: Type.Integer({ minimum: 1024, maximum: 1 << 30, description: 'Largest multipart body accepted' }),
+    max_page_size: Type.Integer({ minimum: 1, maximum: 100000, description: 'Largest `size` a list endpoint accepts' }),
+    shutdown_timeout_ms: Type.Integer({ minimum: 0, maximum: 600000, description: 'Time in-flight requests get on SIGTERM' }),
+  },
+  { additionalProperties: false },
+);
+
+export type Config = Static<typeof ConfigSchema>;
+
+const checkConfig = Compile(ConfigSchema);
+
+/** The values used when neither the file nor the environment sets a key. */
+export const DEFAULTS: Config = {
+  state_dir: 'state',
+  host: '127.0.0.1',
+  port: 8443,
+  site: 'demo',
+  timezone: 'Europe/Berlin',
+  log_level: 'info',
+  body_limit_bytes: 1 << 20,
+  upload_limit_bytes: 16 << 20,
+  max_page_size: 1000,
+  shutdown_timeout_ms: 10000,
+};
+
+/** Raised for any configuration problem; the message lists every bad key. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const ENV_PREFIX = 'WAREHOUSE_';
+const INTEGER_KEYS = new Set(['port', 'body_limit_bytes', 'upload_limit_bytes', 'max_page_size', 'shutdown_timeout_ms']);
+const KNOWN_KEYS = new Set(Object.keys(ConfigSchema.properties));
+
+/** Builds the configuration from a file and an environment, or throws ConfigError. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const problems: string[] = [];
+  const merged: Record<string, unknown> = { ...DEFAULTS };
+  const sourceOf = new Map<string, string>();
+
+  const file = env[`${ENV_PREFIX}CONFIG`];
+  if (file !== undefined) {
+    for (const [key, value] of Object.entries(readConfigFile(file, problems))) {
+      if (!KNOWN_KEYS.has(key)) problems.push(`${file}: unknown key "${key}"`);
+      merged[key] = value;
+      sourceOf.set(key, `${file}: ${key}`);
+    }
+  }
+
+  for (const [name, raw] of Object.entries(env)) {
+    if (!name.startsWith(ENV_PREFIX) || raw === undefined || name === `${ENV_PREFIX}CONFIG`) continue;
+    const key = name.slice(ENV_PREFIX.length).toLowerCase();
+    if (!KNOWN_KEYS.has(key)) {
+      problems.push(`${name}: unknown variable (known: ${[...KNOWN_KEYS].map((k) => ENV_PREFIX + k.toUpperCase()).join(', ')})`);
+      continue;
+    }
+    merged[key] = INTEGER_KEYS.has(key) && /^-?\d+$/.test(raw.trim()) ? Number(raw) : raw;
+    sourceOf.set(key, name);
+  }
+
+  for (const error of checkConfig.Errors(merged)) {
+    const key = error.instancePath.split('/')[1] ?? '';
+    if (key === '') continue; // additionalProperties: already reported as unknown above
+    const where = sourceOf.get(key) ?? `default ${key}`;
+    problems.push(`${where}: ${error.message} (got ${JSON.stringify(merged[key])})`);
+  }
+  if (typeof merged.timezone === 'string' && !isTimeZone(merged.timezone)) {
+    problems.push(`${sourceOf.get('timezone') ?? 'timezone'}: unknown IANA time zone "${merged.timezone}"`);
+  }
+  if ((merged.tls_cert === undefined) !== (merged.tls_key === undefined)) {
+    problems.push('tls_cert and tls_key must be set together (WAREHOUSE_TLS_CERT, WAREHOUSE_TLS_KEY)');
+  }
+  if (problems.length > 0) throw new ConfigError([...new Set(problems)]);
+
+  const config = merged as Config;
+  config.state_dir = path.resolve(config.state_dir);
+  return config;
+}
+
+function readConfigFile(file: string, problems: string[]): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    problems.push(`WAREHOUSE_CONFIG: cannot read ${file}: ${(err as Error).message}`);
+    return {};
+  }
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+    problems.push(`${file}: must hold a JSON object`);
+  } catch (err) {
+    problems.push(`${file}: not valid JSON: ${(err as Error).message}`);
+  }
+  return {};
+}
+
+function isTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}

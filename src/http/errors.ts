@@ -1,0 +1,80 @@
+/**
+ * The error bodies of the API. Validation failures use the spec's HTTPValidationError
+ * (`detail[]`); every other error is `{ detail, code, request_id }` with a readable `detail`.
+ */
+import Type from 'typebox';
+import { DomainError, ValidationError, type DomainErrorCode, type ValidationIssue } from '../domain/errors.js';
+
+export const STATUS_OF: Record<DomainErrorCode, number> = {
+  validation_failed: 422,
+  bad_request: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  unavailable: 503,
+};
+
+/** Schema of the validation error body (spec 2.1). */
+export const ValidationErrorBody = Type.Object(
+  {
+    detail: Type.Array(Type.Object({
+      loc: Type.Array(Type.Union([Type.String(), Type.Integer()])),
+      msg: Type.String(),
+      type: Type.String(),
+    })),
+    request_id: Type.Optional(Type.String()),
+  },
+  { $id: 'HTTPValidationError', description: 'Validation error (spec 2.1)' },
+);
+
+/** Schema of every other error body. */
+export const ErrorBody = Type.Object(
+  {
+    detail: Type.String({ description: 'What went wrong, for a person' }),
+    code: Type.String({ description: 'Stable machine-readable error code' }),
+    request_id: Type.String({ description: 'Also in the X-Request-Id header and the log' }),
+  },
+  { $id: 'Error' },
+);
+
+/** An HTTP-level error raised by the framework itself (not by domain code). */
+export class HttpError extends DomainError {
+  constructor(
+    code: DomainErrorCode,
+    message: string,
+    readonly headers: Record<string, string> = {},
+    /** For 400s that still carry validation issues (a body that is not JSON). */
+    readonly issues?: ValidationIssue[],
+  ) {
+    super(code, message);
+  }
+}
+
+export interface ErrorAnswer {
+  status: number;
+  body: unknown;
+  headers: Record<string, string>;
+}
+
+/** Turns anything thrown while serving a request into the status and body to send. */
+export function errorAnswer(err: unknown, requestId: string): ErrorAnswer {
+  if (err instanceof ValidationError) {
+    return { status: 422, body: { detail: err.issues, request_id: requestId }, headers: {} };
+  }
+  if (err instanceof HttpError && err.issues) {
+    return { status: STATUS_OF[err.code], body: { detail: err.issues, request_id: requestId }, headers: err.headers };
+  }
+  if (err instanceof DomainError) {
+    const headers = err instanceof HttpError ? err.headers : {};
+    return { status: STATUS_OF[err.code], body: { detail: err.message, code: err.code, request_id: requestId }, headers };
+  }
+  return {
+    status: 500,
+    body: { detail: 'Internal server error; the log has the details under this request id', code: 'internal_error', request_id: requestId },
+    headers: {},
+  };
+}

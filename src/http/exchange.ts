@@ -1,0 +1,118 @@
+/**
+ * One request/response exchange over uWS. It owns the pitfalls of the raw API in one place:
+ * `onAborted` is registered before anything else, every write after an await is corked and
+ * guarded by the aborted flag, bodies are copied out of reused chunks and capped, and large
+ * answers go through tryEnd/onWritable.
+ */
+import { STATUS_CODES } from 'node:http';
+import type { HttpResponse } from 'uWebSockets.js';
+import { HttpError } from './errors.js';
+
+const STATUS_LINES = new Map<number, string>();
+for (const [code, text] of Object.entries(STATUS_CODES)) STATUS_LINES.set(Number(code), `${code} ${text ?? ''}`);
+
+/** Bodies above this size are streamed with backpressure instead of one `end()`. */
+const LARGE_BODY = 256 * 1024;
+
+export class Exchange {
+  aborted = false;
+  finished = false;
+  private controller: AbortController | undefined;
+  private onAbort: (() => void) | undefined;
+
+  constructor(private readonly res: HttpResponse) {
+    res.onAborted(() => {
+      this.aborted = true;
+      this.controller?.abort();
+      this.onAbort?.();
+    });
+  }
+
+  /** An AbortSignal that fires when the client goes away (created on first use). */
+  get signal(): AbortSignal {
+    this.controller ??= new AbortController();
+    if (this.aborted) this.controller.abort();
+    return this.controller.signal;
+  }
+
+  /**
+   * Reads the whole body, copying each chunk (uWS reuses them). Rejects with 413 once more
+   * than `limit` bytes arrive, and with an abort error when the client disconnects.
+   */
+  readBody(limit: number, declaredLength: number | undefined): Promise<Buffer> {
+    return new Promise((resolve, reject) => {
+      if (declaredLength !== undefined && declaredLength > limit) {
+        reject(tooLarge(limit));
+        return;
+      }
+      let buffer = declaredLength !== undefined ? Buffer.allocUnsafe(declaredLength) : undefined;
+      let chunks: Buffer[] | undefined = buffer ? undefined : [];
+      let length = 0;
+      let failed = false;
+      this.onAbort = () => reject(new ClientGone());
+      this.res.onData((chunk, isLast) => {
+        if (failed) return;
+        const size = chunk.byteLength;
+        if (length + size > limit || (buffer && length + size > buffer.length)) {
+          failed = true;
+          reject(length + size > limit ? tooLarge(limit) : new HttpError('bad_request', 'Body longer than its Content-Length'));
+          return;
+        }
+        if (buffer) Buffer.from(chunk).copy(buffer, length);
+        else chunks!.push(Buffer.from(chunk.slice(0)));
+        length += size;
+        if (!isLast) return;
+        this.onAbort = undefined;
+        if (buffer) resolve(length === buffer.length ? buffer : buffer.subarray(0, length));
+        else resolve(Buffer.concat(chunks!, length));
+        buffer = undefined;
+        chunks = undefined;
+      });
+    });
+  }
+
+  /**
+   * Sends the answer. `corked` must be true when called after an await (outside the uWS
+   * callback). `close` asks uWS to close the connection after it (e.g. a refused upload).
+   */
+  send(status: number, contentType: string, body: string | Buffer, headers: Record<string, string>, requestId: string, close = false): void {
+    if (this.aborted || this.finished) return;
+    this.finished = true;
+    this.res.cork(() => {
+      this.res.writeStatus(STATUS_LINES.get(status) ?? String(status));
+      this.res.writeHeader('content-type', contentType);
+      this.res.writeHeader('x-request-id', requestId);
+      for (const name in headers) this.res.writeHeader(name, headers[name]!);
+      const size = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+      if (size <= LARGE_BODY) {
+        this.res.end(body, close);
+        return;
+      }
+      this.stream(typeof body === 'string' ? Buffer.from(body) : body);
+    });
+  }
+
+  private stream(body: Buffer): void {
+    const total = body.length;
+    const start = this.res.getWriteOffset();
+    const [ok, done] = this.res.tryEnd(body, total);
+    if (ok || done) return;
+    // uWS took part of the body; continue from its offset each time the socket drains.
+    this.res.onWritable((offset) => {
+      if (this.aborted) return true;
+      const [sent, finished] = this.res.tryEnd(body.subarray(offset - start), total);
+      return sent || finished;
+    });
+  }
+}
+
+/** The client disconnected before the request was read in full; nothing is answered. */
+export class ClientGone extends Error {
+  constructor() {
+    super('client disconnected');
+  }
+}
+
+function tooLarge(limit: number): HttpError {
+  return new HttpError('payload_too_large', `Request body is larger than the limit of ${limit} bytes`);
+}

@@ -1,0 +1,120 @@
+/**
+ * The OpenAPI 3.1 document, generated from the route table: the same TypeBox objects that
+ * validate requests describe them here, so the document cannot drift from the behaviour.
+ */
+import type { TObject, TSchema } from 'typebox';
+import { ErrorBody, ValidationErrorBody } from './errors.js';
+import { isMultipart, successStatus, type AnyRoute, type ResponseSpec } from './route.js';
+
+export interface ApiInfo {
+  title: string;
+  version: string;
+  description: string;
+}
+
+type Json = Record<string, unknown>;
+
+const ERROR_REF = { $ref: '#/components/schemas/Error' };
+const VALIDATION_REF = { $ref: '#/components/schemas/HTTPValidationError' };
+
+/** Builds the document for every visible route. */
+export function openApiDocument(routes: readonly AnyRoute[], info: ApiInfo): Json {
+  const paths: Record<string, Json> = {};
+  for (const route of routes) {
+    if (route.hidden) continue;
+    (paths[route.path] ??= {})[route.method.toLowerCase()] = operation(route);
+  }
+  return {
+    openapi: '3.1.0',
+    info,
+    servers: [{ url: '/', description: 'This controller' }],
+    paths,
+    components: {
+      schemas: { Error: plain(ErrorBody), HTTPValidationError: plain(ValidationErrorBody) },
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: 'An API key, or an access token from POST /api/v2/auth/login' },
+      },
+    },
+    security: [{ bearer: [] }],
+  };
+}
+
+function operation(route: AnyRoute): Json {
+  const op: Json = {
+    operationId: operationId(route),
+    summary: route.summary,
+    tags: [route.tag],
+    parameters: [...parameters(route.params, 'path'), ...parameters(route.query, 'query')],
+    responses: responses(route),
+  };
+  if (route.description) op.description = route.description;
+  if (route.deprecated) op.deprecated = true;
+  if (route.permission === null) op.security = [];
+  else op['x-permission'] = route.permission;
+  if (route.body !== undefined) {
+    op.requestBody = isMultipart(route.body)
+      ? { required: true, content: { 'multipart/form-data': { schema: plain(route.body.multipart) } } }
+      : { required: true, content: { 'application/json': { schema: plain(route.body) } } };
+  }
+  return op;
+}
+
+function parameters(schema: TObject | undefined, where: 'path' | 'query'): Json[] {
+  if (!schema) return [];
+  const required = new Set((schema.required as string[] | undefined) ?? []);
+  return Object.entries(schema.properties as Record<string, TSchema>).map(([name, prop]) => {
+    const p = plain(prop);
+    const param: Json = { name, in: where, required: where === 'path' || required.has(name), schema: p };
+    if (typeof p.description === 'string') param.description = p.description;
+    if (p.type === 'array') {
+      param.style = 'form';
+      param.explode = true; // repeat the parameter once per value (spec 4.0.1)
+    }
+    return param;
+  });
+}
+
+function responses(route: AnyRoute): Json {
+  const out: Json = {};
+  for (const [status, spec] of Object.entries(route.responses)) out[status] = response(spec, Number(status));
+  const hasInput = route.params !== undefined || route.query !== undefined || route.body !== undefined;
+  const add = (status: number, description: string, schema: Json): void => {
+    out[status] ??= { description, content: { 'application/json': { schema } } };
+  };
+  if (route.body !== undefined) {
+    add(400, 'The body cannot be parsed (not JSON, malformed multipart, wrong Content-Length)', ERROR_REF);
+    add(413, 'The body is larger than the limit', ERROR_REF);
+    add(415, 'Wrong Content-Type', ERROR_REF);
+  }
+  if (route.permission !== null) {
+    add(401, 'Missing, malformed, expired or revoked credentials', ERROR_REF);
+    add(403, `The caller lacks the permission ${route.permission}`, ERROR_REF);
+  }
+  if (hasInput) add(422, 'Validation error', VALIDATION_REF);
+  add(500, 'Unexpected server error (logged with the request id)', ERROR_REF);
+  if (!Object.keys(out).some((s) => s === String(successStatus(route)))) out[successStatus(route)] = { description: 'Success' };
+  return out;
+}
+
+function response(spec: ResponseSpec, status: number): Json {
+  const description = status < 300 ? 'Success' : 'Error';
+  if ('contentType' in spec && typeof spec.contentType === 'string') {
+    const media = spec.schema ? { schema: plain(spec.schema) } : {};
+    return { description: spec.description, content: { [spec.contentType]: media } };
+  }
+  const schema = spec as TSchema & { $id?: string };
+  if (schema.$id === 'Error') return { description, content: { 'application/json': { schema: ERROR_REF } } };
+  if (schema.$id === 'HTTPValidationError') return { description, content: { 'application/json': { schema: VALIDATION_REF } } };
+  const p = plain(schema);
+  return { description: typeof p.description === 'string' ? p.description : description, content: { 'application/json': { schema: p } } };
+}
+
+/** A JSON copy of a TypeBox schema without the ids used for component references. */
+function plain(schema: TSchema): Json {
+  return JSON.parse(JSON.stringify(schema, (key, value: unknown) => (key === '$id' ? undefined : value))) as Json;
+}
+
+function operationId(route: AnyRoute): string {
+  const words = route.path.replace(/^\/api\/v2\//, '').replace(/[{}]/g, '').split(/[^A-Za-z0-9]+/).filter(Boolean);
+  return [route.method.toLowerCase(), ...words].join('_');
+}

@@ -1,0 +1,81 @@
+/**
+ * Query strings as spec 4.0.1 wants them: a repeated key gives several values, a comma is
+ * part of a value (never a separator), and values are converted to the types the route's
+ * query schema declares before validation.
+ */
+import type { TObject, TSchema } from 'typebox';
+
+export type RawQuery = Record<string, string | string[]>;
+
+/** Parses `a=1&b=2&b=3` into `{ a: '1', b: ['2', '3'] }`. */
+export function parseQuery(qs: string): RawQuery {
+  const out: RawQuery = Object.create(null) as RawQuery;
+  if (qs === '') return out;
+  for (const pair of qs.split('&')) {
+    if (pair === '') continue;
+    const eq = pair.indexOf('=');
+    const key = decode(eq === -1 ? pair : pair.slice(0, eq));
+    const value = eq === -1 ? '' : decode(pair.slice(eq + 1));
+    const prev = out[key];
+    if (prev === undefined) out[key] = value;
+    else if (Array.isArray(prev)) prev.push(value);
+    else out[key] = [prev, value];
+  }
+  return out;
+}
+
+function decode(s: string): string {
+  const plus = s.includes('+') ? s.replace(/\+/g, ' ') : s;
+  try {
+    return decodeURIComponent(plus);
+  } catch {
+    return plus; // a stray % stays literal; validation judges the value
+  }
+}
+
+/**
+ * Converts raw strings to the schema's types where that is unambiguous. Values that do not
+ * convert are left as they are, so the validator reports them with the right message.
+ */
+export function coerceQuery(raw: RawQuery, schema: TObject): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const props = schema.properties as Record<string, TSchema>;
+  for (const [key, value] of Object.entries(raw)) {
+    const prop = props[key];
+    out[key] = prop === undefined ? value : coerceValue(value, prop);
+  }
+  return out;
+}
+
+function coerceValue(value: string | string[], schema: TSchema): unknown {
+  const s = schema as { type?: unknown; items?: TSchema; anyOf?: TSchema[] };
+  if (s.type === 'array') {
+    const list = Array.isArray(value) ? value : [value];
+    return s.items ? list.map((v) => coerceScalar(v, s.items!)) : list;
+  }
+  // A scalar parameter given twice: the last one wins, as most HTTP frameworks do.
+  return coerceScalar(Array.isArray(value) ? value[value.length - 1]! : value, schema);
+}
+
+function coerceScalar(value: string, schema: TSchema): unknown {
+  const s = schema as { type?: unknown; anyOf?: TSchema[]; const?: unknown };
+  if (s.anyOf) {
+    for (const option of s.anyOf) {
+      const converted = coerceScalar(value, option);
+      if (converted !== value || (option as { type?: unknown }).type === 'string' || (option as { const?: unknown }).const === value) return converted;
+    }
+    return value;
+  }
+  switch (s.type) {
+    case 'integer':
+      return /^[+-]?\d+$/.test(value) ? Number(value) : value;
+    case 'number':
+      return value.trim() !== '' && Number.isFinite(Number(value)) ? Number(value) : value;
+    case 'boolean':
+      if (value === 'true' || value === '1') return true;
+      if (value === 'false' || value === '0') return false;
+      return value;
+    default:
+      return value;
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * The route table's vocabulary. A route declares everything about an endpoint in one place:
+ * method, path, schemas of its inputs and outputs, permission key and documentation. The
+ * framework validates inputs before the handler runs and the OpenAPI document is generated
+ * from the same objects.
+ */
+import type { Static, TObject, TSchema } from 'typebox';
+
+export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+
+/** A file received in a multipart body. */
+export interface UploadedFile {
+  filename: string;
+  type: string;
+  data: Buffer;
+}
+
+/** A multipart/form-data body: text fields are strings, binary fields are UploadedFile(s). */
+export interface MultipartBody {
+  multipart: TObject;
+}
+
+/** A non-JSON success answer (plain text, files, HTML). */
+export class Reply {
+  constructor(
+    readonly body: string | Buffer,
+    readonly contentType: string,
+    readonly status = 200,
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {}
+}
+
+/** Who is calling; filled by the authentication hook (anonymous until then). */
+export interface Caller {
+  kind: 'anonymous' | 'user' | 'api_key';
+  id?: number;
+  permissions: ReadonlySet<string>;
+}
+
+/** What a handler receives: validated inputs and request facts, never a uWS object. */
+export interface RequestContext<P = unknown, Q = unknown, B = unknown> {
+  params: P;
+  query: Q;
+  body: B;
+  headers: Readonly<Record<string, string>>;
+  requestId: string;
+  caller: Caller;
+  remoteAddress: string;
+  /** Aborted when the client disconnects before the answer is sent. */
+  signal: AbortSignal;
+}
+
+/** A response entry: a JSON schema, or a described non-JSON payload. */
+export type ResponseSpec = TSchema | { description: string; contentType: string; schema?: TSchema };
+
+type StaticOr<S, Fallback> = S extends TSchema ? Static<S> : Fallback;
+type BodyOf<S> = S extends MultipartBody ? Record<string, string | UploadedFile | UploadedFile[] | undefined> : StaticOr<S, undefined>;
+
+export interface RouteSpec<P extends TObject | undefined, Q extends TObject | undefined, B extends TSchema | MultipartBody | undefined> {
+  method: Method;
+  /** OpenAPI-style path, e.g. `/api/v2/box/{box_id}`. */
+  path: string;
+  summary: string;
+  tag: string;
+  description?: string;
+  deprecated?: boolean;
+  /** Left out of the OpenAPI document (the documentation UI's own files). */
+  hidden?: boolean;
+  /** Permission key the caller must hold; null for the few public endpoints. */
+  permission: string | null;
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** Success status and schema, plus any extra statuses this route answers on purpose. */
+  responses: Record<number, ResponseSpec>;
+  handler(ctx: RequestContext<StaticOr<P, Record<string, never>>, StaticOr<Q, Record<string, never>>, BodyOf<B>>): unknown;
+}
+
+/** A route with its types erased, as the router keeps it. */
+export type AnyRoute = RouteSpec<TObject | undefined, TObject | undefined, TSchema | MultipartBody | undefined>;
+
+/** Declares a route; the identity function that gives the handler its input types. */
+export function route<P extends TObject | undefined = undefined, Q extends TObject | undefined = undefined, B extends TSchema | MultipartBody | undefined = undefined>(
+  spec: RouteSpec<P, Q, B>,
+): AnyRoute {
+  return spec as unknown as AnyRoute;
+}
+
+/** Whether a body spec is multipart. */
+export function isMultipart(body: TSchema | MultipartBody | undefined): body is MultipartBody {
+  return body !== undefined && 'multipart' in body && typeof (body as MultipartBody).multipart === 'object';
+}
+
+/** The success status of a route: the lowest 2xx it declares. */
+export function successStatus(r: AnyRoute): number {
+  const codes = Object.keys(r.responses).map(Number).filter((s) => s >= 200 && s < 300);
+  return codes.length > 0 ? Math.min(...codes) : 200;
+}

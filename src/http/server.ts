@@ -1,0 +1,289 @@
+/**
+ * The HTTPS server: one uWS SSLApp whose single catch-all handler runs the route table.
+ * Order per request: copy what is needed from the uWS request, match the route, parse and
+ * validate path and query, authenticate and authorize, read and validate the body, run the
+ * handler, check the answer (in tests), send. Nothing a handler throws can reach uWS.
+ */
+import { randomBytes } from 'node:crypto';
+import { SSLApp, us_listen_socket_close, us_socket_local_port, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from 'uWebSockets.js';
+import type { TSchema } from 'typebox';
+import type { Logger } from '../log/logger.js';
+import { ValidationError } from '../domain/errors.js';
+import { errorAnswer, HttpError } from './errors.js';
+import { ClientGone, Exchange } from './exchange.js';
+import { parseMultipart, planMultipart, type MultipartPlan } from './multipart.js';
+import { coerceQuery, parseQuery } from './query.js';
+import { isMultipart, Reply, successStatus, type AnyRoute, type Caller, type RequestContext } from './route.js';
+import { Router } from './router.js';
+import { compile, type Validator } from './validation.js';
+
+/** Decides who is calling; throws an `unauthorized` error for bad credentials. */
+export type Authenticate = (headers: Readonly<Record<string, string>>, remoteAddress: string) => Caller | Promise<Caller>;
+
+export interface ServerOptions {
+  host: string;
+  port: number;
+  certFile: string;
+  keyFile: string;
+  bodyLimit: number;
+  uploadLimit: number;
+  logger: Logger;
+  /** Check every answer against the route's response schema (tests turn this on). */
+  checkResponses?: boolean;
+  /** Credentials check; until one is installed every caller is anonymous and unchecked. */
+  authenticate?: Authenticate;
+}
+
+/** Headers copied from every request; anything else is not available to handlers. */
+const COPIED_HEADERS = ['authorization', 'content-type', 'content-length', 'x-request-id', 'idempotency-key', 'user-agent', 'x-forwarded-for'];
+const JSON_TYPE = 'application/json';
+const ANONYMOUS: Caller = { kind: 'anonymous', permissions: new Set() };
+
+interface Compiled {
+  route: AnyRoute;
+  status: number;
+  params?: Validator;
+  query?: Validator;
+  body?: Validator;
+  multipart?: MultipartPlan;
+  responses: Map<number, Validator>;
+}
+
+export class HttpServer {
+  readonly router = new Router();
+  private readonly compiled = new Map<AnyRoute, Compiled>();
+  private readonly app: TemplatedApp;
+  private listenSocket: us_listen_socket | undefined;
+  private inFlight = 0;
+  private draining = false;
+  private drained: (() => void) | undefined;
+  private readonly idPrefix = randomBytes(4).toString('hex');
+  private idCounter = 0;
+  port = 0;
+
+  constructor(private readonly options: ServerOptions) {
+    this.app = SSLApp({ cert_file_name: options.certFile, key_file_name: options.keyFile });
+    this.app.any('/*', (res, req) => this.dispatch(res, req));
+  }
+
+  /** Adds routes to the table; schemas are compiled here, once. */
+  register(...routes: AnyRoute[]): void {
+    for (const route of routes) {
+      this.router.add(route);
+      const responses = new Map<number, Validator>();
+      if (this.options.checkResponses) {
+        for (const [status, spec] of Object.entries(route.responses)) {
+          const schema = 'contentType' in spec ? spec.schema : (spec as TSchema);
+          if (schema && !('contentType' in spec)) responses.set(Number(status), compile(schema));
+        }
+      }
+      this.compiled.set(route, {
+        route,
+        status: successStatus(route),
+        params: route.params ? compile(route.params) : undefined,
+        query: route.query ? compile(route.query) : undefined,
+        body: route.body && !isMultipart(route.body) ? compile(route.body) : undefined,
+        multipart: isMultipart(route.body) ? planMultipart(route.body.multipart) : undefined,
+        responses,
+      });
+    }
+  }
+
+  /** Starts listening; resolves with the bound port. */
+  listen(): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.app.listen(this.options.host, this.options.port, (socket) => {
+        if (!socket) {
+          reject(new Error(`cannot listen on ${this.options.host}:${this.options.port} (address in use or not available)`));
+          return;
+        }
+        this.listenSocket = socket;
+        this.port = us_socket_local_port(socket as unknown as Parameters<typeof us_socket_local_port>[0]);
+        resolve(this.port);
+      });
+    });
+  }
+
+  /**
+   * Stops accepting connections, answers new requests on open connections with 503, and
+   * resolves when in-flight requests are done or `timeoutMs` has passed.
+   */
+  async close(timeoutMs: number): Promise<{ unfinished: number }> {
+    this.draining = true;
+    if (this.listenSocket) us_listen_socket_close(this.listenSocket);
+    this.listenSocket = undefined;
+    if (this.inFlight > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, timeoutMs);
+        this.drained = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+    return { unfinished: this.inFlight };
+  }
+
+  private nextRequestId(given: string | undefined): string {
+    if (given !== undefined && /^[\w.:-]{1,64}$/.test(given)) return given;
+    return `${this.idPrefix}-${(++this.idCounter).toString(36)}`;
+  }
+
+  private dispatch(res: HttpResponse, req: HttpRequest): void {
+    const exchange = new Exchange(res);
+    // HttpRequest dies with this callback: copy everything needed now.
+    const method = req.getCaseSensitiveMethod().toUpperCase();
+    const url = req.getUrl();
+    const qs = req.getQuery() ?? '';
+    const headers: Record<string, string> = {};
+    for (const name of COPIED_HEADERS) {
+      const v = req.getHeader(name);
+      if (v !== '') headers[name] = v;
+    }
+    const remoteAddress = Buffer.from(res.getRemoteAddressAsText()).toString();
+    const requestId = this.nextRequestId(headers['x-request-id']);
+    const started = performance.now();
+
+    this.inFlight++;
+    let status = 500;
+    const finish = (): void => {
+      this.inFlight--;
+      this.logRequest(method, url, status, requestId, performance.now() - started, exchange.aborted);
+      if (this.inFlight === 0) this.drained?.();
+    };
+
+    let result: unknown;
+    try {
+      result = this.serve(exchange, method, url, qs, headers, remoteAddress, requestId);
+    } catch (err) {
+      status = this.fail(exchange, err, requestId, method, url);
+      finish();
+      return;
+    }
+    if (result instanceof Promise) {
+      result.then(
+        (s: number) => (status = s),
+        (err: unknown) => (status = this.fail(exchange, err, requestId, method, url)),
+      ).finally(finish);
+    } else {
+      status = result as number;
+      finish();
+    }
+  }
+
+  /** Runs one request; returns the status sent (synchronously when nothing awaits). */
+  private serve(exchange: Exchange, method: string, url: string, qs: string, headers: Record<string, string>, remoteAddress: string, requestId: string): number | Promise<number> {
+    if (this.draining) throw new HttpError('unavailable', 'The controller is shutting down', { connection: 'close' });
+    const match = this.router.match(method, url);
+    if (match.kind === 'not_found') throw new HttpError('not_found', `No endpoint ${method} ${url}`);
+    if (match.kind === 'method_not_allowed') {
+      throw new HttpError('method_not_allowed', `${method} is not allowed on ${url}; allowed: ${match.allow.join(', ')}`, { allow: match.allow.join(', ') });
+    }
+    const c = this.compiled.get(match.route)!;
+
+    const params: unknown = c.params ? coerceQuery(match.params, c.route.params!) : match.params;
+    if (c.params && !c.params.check(params)) throw new ValidationError(c.params.issues(params, 'path'));
+    const query: unknown = c.route.query ? coerceQuery(parseQuery(qs), c.route.query) : {};
+    if (c.query && !c.query.check(query)) throw new ValidationError(c.query.issues(query, 'query'));
+
+    const ctx: RequestContext = {
+      params, query, body: undefined, headers, requestId, remoteAddress, caller: ANONYMOUS,
+      get signal() {
+        return exchange.signal;
+      },
+    };
+    const needsBody = c.route.body !== undefined;
+    const authenticate = this.options.authenticate;
+    if (!needsBody && !authenticate) return this.respond(exchange, c, ctx, c.route.handler(ctx as never));
+    return this.serveAsync(exchange, c, ctx, needsBody, authenticate);
+  }
+
+  private async serveAsync(exchange: Exchange, c: Compiled, ctx: RequestContext, needsBody: boolean, authenticate: Authenticate | undefined): Promise<number> {
+    if (needsBody) {
+      // Start reading at once: uWS delivers body chunks only to a handler set in this tick.
+      const reading = this.readBody(exchange, c, ctx.headers);
+      reading.catch(() => undefined); // awaited below; avoid an unhandled rejection meanwhile
+      if (authenticate) ctx.caller = await authenticate(ctx.headers, ctx.remoteAddress);
+      this.authorize(c.route, ctx.caller);
+      ctx.body = await reading;
+    } else if (authenticate) {
+      ctx.caller = await authenticate(ctx.headers, ctx.remoteAddress);
+      this.authorize(c.route, ctx.caller);
+    }
+    return this.respond(exchange, c, ctx, await c.route.handler(ctx as never));
+  }
+
+  private authorize(route: AnyRoute, caller: Caller): void {
+    if (route.permission === null || !this.options.authenticate) return;
+    if (caller.kind === 'anonymous') throw new HttpError('unauthorized', 'Missing or invalid credentials', { 'www-authenticate': 'Bearer' });
+    if (!caller.permissions.has(route.permission)) throw new HttpError('forbidden', `Missing permission ${route.permission}`);
+  }
+
+  private async readBody(exchange: Exchange, c: Compiled, headers: Record<string, string>): Promise<unknown> {
+    const contentType = headers['content-type'] ?? '';
+    const declared = headers['content-length'] !== undefined ? Number(headers['content-length']) : undefined;
+    if (declared !== undefined && !Number.isSafeInteger(declared)) throw new HttpError('bad_request', 'Invalid Content-Length header');
+    if (c.multipart) {
+      if (!contentType.toLowerCase().startsWith('multipart/form-data')) {
+        throw new HttpError('unsupported_media_type', 'This endpoint takes multipart/form-data');
+      }
+      const raw = await exchange.readBody(this.options.uploadLimit, declared);
+      return parseMultipart(raw, contentType, c.multipart);
+    }
+    const mediaType = contentType.split(';', 1)[0]!.trim().toLowerCase();
+    if (mediaType !== '' && mediaType !== JSON_TYPE && !mediaType.endsWith('+json')) {
+      throw new HttpError('unsupported_media_type', `This endpoint takes ${JSON_TYPE}, not ${mediaType}`);
+    }
+    const raw = await exchange.readBody(this.options.bodyLimit, declared);
+    let body: unknown;
+    if (raw.length === 0) {
+      body = undefined;
+    } else {
+      try {
+        body = JSON.parse(raw.toString('utf8'));
+      } catch (err) {
+        throw new HttpError('bad_request', 'Body is not valid JSON', {}, [
+          { loc: ['body'], msg: `JSON decode error: ${(err as Error).message}`, type: 'json_invalid' },
+        ]);
+      }
+    }
+    if (body === undefined) throw ValidationError.of(['body'], 'Field required', 'missing');
+    if (!c.body!.check(body)) throw new ValidationError(c.body!.issues(body, 'body'));
+    return body;
+  }
+
+  private respond(exchange: Exchange, c: Compiled, ctx: RequestContext, result: unknown): number | Promise<number> {
+    if (result instanceof Promise) return result.then((r) => this.respond(exchange, c, ctx, r));
+    if (result instanceof Reply) {
+      exchange.send(result.status, result.contentType, result.body, result.headers as Record<string, string>, ctx.requestId);
+      return result.status;
+    }
+    const check = c.responses.get(c.status);
+    if (check && !check.check(result)) {
+      const issues = check.issues(result, 'response');
+      throw new Error(`response of ${c.route.method} ${c.route.path} does not match its schema: ${JSON.stringify(issues.slice(0, 5))}`);
+    }
+    exchange.send(c.status, JSON_TYPE, JSON.stringify(result ?? null), {}, ctx.requestId);
+    return c.status;
+  }
+
+  /** Answers an error; returns the status sent. */
+  private fail(exchange: Exchange, err: unknown, requestId: string, method: string, url: string): number {
+    if (err instanceof ClientGone || exchange.aborted) return 499;
+    const answer = errorAnswer(err, requestId);
+    if (answer.status >= 500 && answer.status !== 503) {
+      this.options.logger.error({ err, req_id: requestId, method, url }, 'request failed');
+    }
+    // A refused upload may still be streaming in: close the connection after answering.
+    const close = answer.status === 400 || answer.status === 413 || answer.status === 415;
+    exchange.send(answer.status, JSON_TYPE, JSON.stringify(answer.body), answer.headers, requestId, close);
+    return answer.status;
+  }
+
+  private logRequest(method: string, url: string, status: number, requestId: string, ms: number, aborted: boolean): void {
+    const log = this.options.logger;
+    const level = status >= 500 && status !== 503 ? 'error' : status >= 400 || method !== 'GET' ? 'info' : 'debug';
+    if (!log.isLevelEnabled(level)) return;
+    log[level]({ req_id: requestId, method, url, status, ms: Math.round(ms * 10) / 10, ...(aborted ? { aborted } : {}) }, 'request');
+  }
+}

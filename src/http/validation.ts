@@ -1,0 +1,104 @@
+/**
+ * Compiled validation of route inputs, reporting in the spec's validation error body
+ * (FastAPI/pydantic style: `loc`, `msg`, `type`), so existing clients read it as before.
+ */
+import type { TSchema } from 'typebox';
+import { Compile } from 'typebox/compile';
+import type { ValidationIssue } from '../domain/errors.js';
+
+interface SchemaError {
+  keyword: string;
+  schemaPath: string;
+  instancePath: string;
+  params: Record<string, unknown>;
+  message: string;
+}
+
+/** A compiled schema: `check` is the hot path, `issues` explains a failure. */
+export interface Validator {
+  check(value: unknown): boolean;
+  issues(value: unknown, location: string): ValidationIssue[];
+}
+
+/** Compiles a schema once, at route registration. */
+export function compile(schema: TSchema): Validator {
+  const compiled = Compile(schema);
+  return {
+    check: (value) => compiled.Check(value),
+    issues: (value, location) => toIssues([...compiled.Errors(value)] as SchemaError[], location),
+  };
+}
+
+const TYPE_NAMES: Record<string, string> = {
+  integer: 'int', number: 'float', string: 'string', boolean: 'bool', object: 'dict', array: 'list', null: 'none',
+};
+
+function toIssues(errors: SchemaError[], location: string): ValidationIssue[] {
+  const anyOfPaths = errors.filter((e) => e.keyword === 'anyOf').map((e) => `${e.schemaPath}/anyOf/`);
+  const issues: ValidationIssue[] = [];
+  for (const e of errors) {
+    // Branch errors of a union are folded into the union's own message; `false` schemas
+    // repeat what additionalProperties already says.
+    if (anyOfPaths.some((p) => e.schemaPath.startsWith(p)) || e.keyword === 'boolean') continue;
+    const loc: (string | number)[] = [location, ...pointer(e.instancePath)];
+    switch (e.keyword) {
+      case 'required':
+        for (const name of (e.params.requiredProperties as string[] | undefined) ?? []) {
+          issues.push({ loc: [...loc, name], msg: 'Field required', type: 'missing' });
+        }
+        break;
+      case 'additionalProperties':
+        for (const name of (e.params.additionalProperties as string[] | undefined) ?? []) {
+          issues.push({ loc: [...loc, name], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' });
+        }
+        break;
+      case 'type': {
+        const t = String(e.params.type);
+        const name = TYPE_NAMES[t] ?? t;
+        issues.push({ loc, msg: `Input should be a valid ${t === 'integer' ? 'integer' : t}`, type: `${name}_type` });
+        break;
+      }
+      case 'anyOf': {
+        const allowed = errors
+          .filter((b) => b.schemaPath.startsWith(`${e.schemaPath}/anyOf/`) && b.keyword === 'const')
+          .map((b) => JSON.stringify(b.params.allowedValue));
+        issues.push(allowed.length > 0
+          ? { loc, msg: `Input should be ${allowed.join(' or ')}`, type: 'literal_error' }
+          : { loc, msg: 'Input does not match any allowed form', type: 'union_error' });
+        break;
+      }
+      default:
+        issues.push({ loc, ...describe(e) });
+    }
+  }
+  return issues;
+}
+
+function describe(e: SchemaError): { msg: string; type: string } {
+  const limit = e.params.limit;
+  switch (e.keyword) {
+    case 'minLength': return { msg: `String should have at least ${String(limit)} characters`, type: 'string_too_short' };
+    case 'maxLength': return { msg: `String should have at most ${String(limit)} characters`, type: 'string_too_long' };
+    case 'minimum': return { msg: `Input should be greater than or equal to ${String(limit)}`, type: 'greater_than_equal' };
+    case 'maximum': return { msg: `Input should be less than or equal to ${String(limit)}`, type: 'less_than_equal' };
+    case 'exclusiveMinimum': return { msg: `Input should be greater than ${String(limit)}`, type: 'greater_than' };
+    case 'exclusiveMaximum': return { msg: `Input should be less than ${String(limit)}`, type: 'less_than' };
+    case 'minItems': return { msg: `List should have at least ${String(limit)} items`, type: 'too_short' };
+    case 'maxItems': return { msg: `List should have at most ${String(limit)} items`, type: 'too_long' };
+    case 'pattern': return { msg: `String should match pattern '${String(e.params.pattern)}'`, type: 'string_pattern_mismatch' };
+    case 'format': return { msg: `Input should be a valid ${String(e.params.format)}`, type: 'value_error' };
+    case 'enum': return { msg: `Input should be ${(e.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`, type: 'enum' };
+    case 'const': return { msg: `Input should be ${JSON.stringify(e.params.allowedValue)}`, type: 'literal_error' };
+    case 'minProperties': return { msg: `Object should have at least ${String(limit)} fields`, type: 'too_short' };
+    case 'maxProperties': return { msg: `Object should have at most ${String(limit)} fields`, type: 'too_long' };
+    default: return { msg: e.message, type: 'value_error' };
+  }
+}
+
+function pointer(path: string): (string | number)[] {
+  if (path === '') return [];
+  return path.slice(1).split('/').map((p) => {
+    const s = p.replace(/~1/g, '/').replace(/~0/g, '~');
+    return /^\d+$/.test(s) ? Number(s) : s;
+  });
+}

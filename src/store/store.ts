@@ -1,0 +1,124 @@
+/**
+ * The one LMDB environment of the box. Every durable fact lives here; every change goes
+ * through `write`, which commits atomically and resolves only once the commit is on disk,
+ * so an acknowledged change survives `kill -9` and power loss.
+ */
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { open, type Database, type RootDatabase } from 'lmdb';
+import { Collection, type CollectionDef } from './collection.js';
+
+/** One step of the schema; `up` runs inside a write transaction. */
+export interface Migration {
+  version: number;
+  description: string;
+  up(store: Store): void;
+}
+
+export interface StoreOptions {
+  /** Directory of the environment (created when missing). */
+  dir: string;
+  /** Largest size the memory map may grow to. */
+  mapSize?: number;
+}
+
+/** Schema version of this build; a store written by a newer build is refused. */
+const META_SCHEMA_VERSION = 'schema_version';
+
+export class Store {
+  private readonly root: RootDatabase;
+  private readonly meta: Database<unknown, string>;
+  private readonly collections = new Map<string, Collection<unknown>>();
+  private writing = 0;
+
+  private constructor(options: StoreOptions) {
+    mkdirSync(options.dir, { recursive: true, mode: 0o700 });
+    // The same options on every open: lmdb-js requires it. No noSync, no useWritemap:
+    // durability matters more than write throughput on this box.
+    this.root = open({
+      path: path.join(options.dir, 'warehouse.mdb'),
+      maxDbs: 128,
+      mapSize: options.mapSize ?? 64 * 1024 ** 3,
+      compression: false,
+      eventTurnBatching: true,
+    });
+    this.meta = this.root.openDB<unknown, string>({ name: 'meta' });
+  }
+
+  /** Opens (or creates) the store, registers the collections and runs pending migrations. */
+  static async open(options: StoreOptions, defs: readonly CollectionDef<never>[] = [], migrations: readonly Migration[] = []): Promise<Store> {
+    const store = new Store(options);
+    for (const def of defs) store.collection(def as CollectionDef<unknown>);
+    await store.migrate(migrations);
+    return store;
+  }
+
+  /** The collection of this definition (opened on first use). */
+  collection<T>(def: CollectionDef<T>): Collection<T> {
+    let c = this.collections.get(def.name);
+    if (!c) {
+      c = new Collection<unknown>(this.root, def as CollectionDef<unknown>, () => this.writing > 0);
+      this.collections.set(def.name, c);
+    }
+    return c as Collection<T>;
+  }
+
+  /**
+   * Runs `fn` in one write transaction and resolves once it is durable. If `fn` throws, the
+   * transaction is aborted, nothing is written, and the error is rethrown.
+   */
+  async write<R>(fn: () => R): Promise<R> {
+    const result = await this.root.transaction(() => {
+      this.writing++;
+      try {
+        return fn();
+      } finally {
+        this.writing--;
+      }
+    });
+    await this.root.flushed;
+    return result;
+  }
+
+  /** The next value of a named integer sequence (1, 2, ...). Call only inside `write`. */
+  nextId(sequence: string): number {
+    if (this.writing === 0) throw new Error('nextId must run inside Store.write()');
+    const key = `seq:${sequence}`;
+    const next = ((this.meta.get(key) as number | undefined) ?? 0) + 1;
+    this.meta.putSync(key, next);
+    return next;
+  }
+
+  /** The schema version stored in the environment (0 for a new one). */
+  schemaVersion(): number {
+    return (this.meta.get(META_SCHEMA_VERSION) as number | undefined) ?? 0;
+  }
+
+  /** Environment statistics for diagnostics. */
+  stats(): { entries: number; pageSize: number; mapSize: number; lastPage: number } {
+    const s = this.root.getStats() as { entryCount: number; pageSize: number; mapSize: number; lastPageNumber: number };
+    return { entries: s.entryCount, pageSize: s.pageSize, mapSize: s.mapSize, lastPage: s.lastPageNumber };
+  }
+
+  /** Closes the environment after pending writes are flushed. */
+  async close(): Promise<void> {
+    await this.root.flushed;
+    await this.root.close();
+  }
+
+  private async migrate(migrations: readonly Migration[]): Promise<void> {
+    const sorted = [...migrations].sort((a, b) => a.version - b.version);
+    const latest = sorted.at(-1)?.version ?? 0;
+    const current = this.schemaVersion();
+    if (current > latest) {
+      throw new Error(`the store has schema version ${current}, newer than this build knows (${latest}); install a newer build or restore a backup`);
+    }
+    const pending = sorted.filter((m) => m.version > current);
+    if (pending.length === 0) return;
+    // All pending steps in one transaction: a crash mid-way leaves the old version intact.
+    await this.write(() => {
+      for (const m of pending) m.up(this);
+      this.meta.putSync(META_SCHEMA_VERSION, latest);
+    });
+  }
+}
