@@ -5,7 +5,7 @@
  * answers go through tryEnd/onWritable.
  */
 import { STATUS_CODES } from 'node:http';
-import type { HttpResponse } from 'uWebSockets.js';
+import type { HttpResponse } from './uws.js';
 import { HttpError } from './errors.js';
 
 const STATUS_LINES = new Map<number, string>();

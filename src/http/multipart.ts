@@ -3,7 +3,7 @@
  * multipart schema. Text fields become strings; fields declared `format: binary` become
  * UploadedFile (or arrays of them when declared as arrays).
  */
-import { getParts } from 'uWebSockets.js';
+import { getParts } from './uws.js';
 import Type, { type TObject, type TSchema } from 'typebox';
 import { ValidationError, type ValidationIssue } from '../domain/errors.js';
 import { HttpError } from './errors.js';
@@ -49,7 +49,8 @@ export function parseMultipart(body: Buffer, contentType: string, plan: Multipar
   } catch {
     parts = undefined;
   }
-  if (!parts) throw new HttpError('bad_request', 'Malformed multipart/form-data body (check the boundary)');
+  // uWS yields no parts for bytes without the boundary: that is a malformed body, not an empty form.
+  if (!parts || (parts.length === 0 && body.length > 0)) throw new HttpError('bad_request', 'Malformed multipart/form-data body (check the boundary)');
 
   const issues: ValidationIssue[] = [];
   const out: Record<string, string | UploadedFile | UploadedFile[]> = {};

@@ -5,7 +5,7 @@
  * handler, check the answer (in tests), send. Nothing a handler throws can reach uWS.
  */
 import { randomBytes } from 'node:crypto';
-import { SSLApp, us_listen_socket_close, us_socket_local_port, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from 'uWebSockets.js';
+import { SSLApp, us_listen_socket_close, us_socket_local_port, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
 import type { TSchema } from 'typebox';
 import type { Logger } from '../log/logger.js';
 import { ValidationError } from '../domain/errors.js';
