@@ -68,7 +68,8 @@ export class Store {
    * transaction is aborted, nothing is written, and the error is rethrown.
    */
   async write<R>(fn: () => R): Promise<R> {
-    const result = await this.root.transaction(() => {
+    // A child transaction inside the batched write: a throw rolls back this callback alone.
+    const result = await this.root.childTransaction(() => {
       this.writing++;
       try {
         return fn();

@@ -1,0 +1,128 @@
+// The LMDB store: indexes kept with their records, atomic refusals, migrations, durability.
+import t from 'tap';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Store, type Migration } from '../src/store/store.js';
+import { ConflictError } from '../src/domain/errors.js';
+import { things, type Thing } from './fixtures/things.js';
+
+function tempDir(t: { teardown(fn: () => void): void }): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'wh-store-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+t.test('records and their indexes change together', async (t) => {
+  const store = await Store.open({ dir: tempDir(t) }, [things]);
+  t.teardown(() => store.close());
+  const c = store.collection(things);
+  await store.write(() => {
+    c.put({ id: 'a', group: 1, tags: ['x', 'y', 'x'] });
+    c.put({ id: 'b', group: 1, tags: ['y'] });
+    c.put({ id: 'c', group: 2, tags: [] });
+  });
+  t.equal(c.count(), 3);
+  t.same([...c.findBy('group', 1)].map((r) => r.id).sort(), ['a', 'b']);
+  t.same([...c.findBy('tags', 'y')].map((r) => r.id).sort(), ['a', 'b']);
+  t.same([...c.keysBy('tags', 'x')], ['a'], 'a repeated index value is one entry');
+
+  await store.write(() => c.put({ id: 'a', group: 2, tags: ['z'] }));
+  t.same([...c.findBy('group', 1)].map((r) => r.id), ['b'], 'old index entry gone');
+  t.same([...c.findBy('group', 2)].map((r) => r.id).sort(), ['a', 'c']);
+  t.same([...c.findBy('tags', 'x')], []);
+
+  const removed = await store.write(() => c.remove('b'));
+  t.equal(removed?.id, 'b');
+  t.same([...c.findBy('tags', 'y')], []);
+  t.equal(await store.write(() => c.remove('nope')), undefined);
+  t.same([...c.scan()].map((r) => r.id), ['a', 'c']);
+  t.equal(c.findOne('group', 9), undefined);
+  t.ok(c.has('a'));
+  t.ok(c.hasIndex('group'));
+  t.throws(() => c.keysBy('nope', 1), /no index nope/);
+});
+
+t.test('a refused write changes nothing, even its earlier steps', async (t) => {
+  const store = await Store.open({ dir: tempDir(t) }, [things]);
+  t.teardown(() => store.close());
+  const c = store.collection(things);
+  await store.write(() => c.put({ id: 'a', group: 1, tags: [], code: 'K1' }));
+  await t.rejects(
+    store.write(() => {
+      c.put({ id: 'b', group: 1, tags: ['new'] });
+      store.nextId('things');
+      c.put({ id: 'c', group: 1, tags: [], code: 'K1' });
+    }),
+    ConflictError,
+  );
+  t.notOk(c.has('b'), 'first put rolled back');
+  t.same([...c.findBy('tags', 'new')], [], 'its index entry rolled back');
+  t.equal(await store.write(() => store.nextId('things')), 1, 'sequence rolled back');
+  await store.write(() => c.put({ id: 'a', group: 3, tags: [], code: 'K1' }));
+  t.equal(c.get('a')?.group, 3, 'a record keeps its own unique value');
+});
+
+t.test('writes outside Store.write are refused', async (t) => {
+  const store = await Store.open({ dir: tempDir(t) }, [things]);
+  t.teardown(() => store.close());
+  t.throws(() => store.collection(things).put({ id: 'x', group: 1, tags: [] }), /inside Store.write/);
+  t.throws(() => store.collection(things).remove('x'), /inside Store.write/);
+  t.throws(() => store.nextId('x'), /inside Store.write/);
+});
+
+t.test('migrations run once, in order, and a newer store is refused', async (t) => {
+  const dir = tempDir(t);
+  const ran: number[] = [];
+  const migrations: Migration[] = [
+    { version: 2, description: 'two', up: (s) => { ran.push(2); s.collection(things).put({ id: 'm2', group: 0, tags: [] }); } },
+    { version: 1, description: 'one', up: () => { ran.push(1); } },
+  ];
+  let store = await Store.open({ dir }, [things], migrations);
+  t.same(ran, [1, 2]);
+  t.equal(store.schemaVersion(), 2);
+  t.ok(store.collection(things).has('m2'));
+  await store.close();
+
+  store = await Store.open({ dir }, [things], migrations);
+  t.same(ran, [1, 2], 'not run again');
+  await store.close();
+
+  await t.rejects(Store.open({ dir }, [things], migrations.slice(1)), /newer than this build knows/);
+});
+
+t.test('every acknowledged write survives kill -9', async (t) => {
+  const dir = tempDir(t);
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'fixtures/store-writer.ts'), dir], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let acked = 0;
+  await new Promise<void>((resolve) => {
+    child.stdout.on('data', (d: Buffer) => {
+      for (const m of d.toString().matchAll(/acked (\d+)/g)) acked = Number(m[1]);
+      if (acked >= 200 && child.exitCode === null) {
+        child.kill('SIGKILL');
+        resolve();
+      }
+    });
+  });
+  await new Promise((r) => child.once('exit', r));
+  t.ok(acked >= 200);
+
+  const store = await Store.open({ dir }, [things]);
+  t.teardown(() => store.close());
+  const c = store.collection(things);
+  for (let i = 1; i <= acked; i++) {
+    const r = c.get(`t${i}`) as Thing | undefined;
+    if (!r) t.fail(`acknowledged record t${i} lost`);
+    else if (![...c.keysBy('tags', `n${i}`)].includes(`t${i}`)) t.fail(`index entry of t${i} lost`);
+  }
+  t.ok(c.count() >= acked, `all ${acked} acknowledged records are there`);
+  t.equal(await store.write(() => store.nextId('things')), c.count() + 1, 'sequence consistent with the records');
+});
+
+t.test('stats describe the environment', async (t) => {
+  const store = await Store.open({ dir: tempDir(t) }, [things]);
+  t.teardown(() => store.close());
+  const s = store.stats();
+  t.ok(s.pageSize > 0 && s.mapSize > 0);
+});
