@@ -1,0 +1,32 @@
+// The generated OpenAPI document for routes using every framework feature passes a real validator.
+import t from 'tap';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { openApiDocument } from '../src/http/openapi.js';
+import { routes } from './fixtures/routes.js';
+
+t.test('document of the test routes', async (t) => {
+  const doc = openApiDocument(routes, { title: 't', version: '1', description: 'd' }) as any;
+  const result = await new Validator().validate(doc);
+  t.same(result.errors ?? [], []);
+  t.equal(result.valid, true);
+
+  const list = doc.paths['/api/v2/things'].get;
+  t.equal(list['x-permission'], 'things:view');
+  const tagIn = list.parameters.find((p: any) => p.name === 'tag__in');
+  t.match(tagIn, { in: 'query', style: 'form', explode: true, schema: { type: 'array' } });
+  t.ok(list.responses['401'] && list.responses['403'] && list.responses['422'], 'auth and validation answers documented');
+
+  const create = doc.paths['/api/v2/things'].post;
+  t.ok(create.requestBody.content['application/json'].schema.properties.name);
+  t.ok(create.responses['201'], 'declared success status');
+  t.ok(create.responses['413'] && create.responses['415'] && create.responses['400']);
+
+  const one = doc.paths['/api/v2/things/{thing_id}'].get;
+  t.match(one.parameters[0], { name: 'thing_id', in: 'path', required: true, schema: { type: 'integer' } });
+
+  const upload = doc.paths['/api/v2/upload'].post.requestBody.content['multipart/form-data'].schema;
+  t.equal(upload.properties.files.items.format, 'binary');
+  t.equal(doc.components.schemas.HTTPValidationError.properties.detail.type, 'array');
+  t.equal(new Set(Object.values(doc.paths).flatMap((p: any) => Object.values(p).map((o: any) => o.operationId))).size,
+    Object.values(doc.paths).flatMap((p: any) => Object.values(p)).length, 'operation ids are unique');
+});
