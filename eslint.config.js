@@ -15,5 +15,9 @@ export default tseslint.config(
       'no-console': 'error',
     },
   },
-  { files: ['test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'], rules: { 'no-console': 'off', '@typescript-eslint/no-non-null-assertion': 'off' } },
+  // tap's t.test() returns a promise tap itself awaits; tests read untyped JSON answers.
+  {
+    files: ['test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'],
+    rules: { 'no-console': 'off', '@typescript-eslint/no-floating-promises': 'off', '@typescript-eslint/no-explicit-any': 'off' },
+  },
 );
