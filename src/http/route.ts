@@ -5,6 +5,7 @@
  * from the same objects.
  */
 import type { Static, TObject, TSchema } from 'typebox';
+import type { Logger } from '../log/logger.js';
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
@@ -48,6 +49,8 @@ export interface RequestContext<P = unknown, Q = unknown, B = unknown> {
   remoteAddress: string;
   /** Aborted when the client disconnects before the answer is sent. */
   signal: AbortSignal;
+  /** The logger, with this request's id on every line. */
+  log: Logger;
 }
 
 /** A response entry: a JSON schema, or a described non-JSON payload. */

@@ -186,10 +186,16 @@ export class HttpServer {
     const query: unknown = c.route.query ? coerceQuery(parseQuery(qs), c.route.query) : {};
     if (c.query && !c.query.check(query)) throw new ValidationError(c.query.issues(query, 'query'));
 
+    const logger = this.options.logger;
+    let log: Logger | undefined;
     const ctx: RequestContext = {
       params, query, body: undefined, headers, requestId, remoteAddress, caller: ANONYMOUS,
       get signal() {
         return exchange.signal;
+      },
+      // Made on first use: most handlers never log, and a child logger per request is not free.
+      get log() {
+        return (log ??= logger.child({ req_id: requestId }));
       },
     };
     const needsBody = c.route.body !== undefined;
