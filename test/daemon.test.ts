@@ -1,0 +1,90 @@
+// The daemon as a process: start, serve HTTPS only, log JSON lines, stop cleanly on SIGTERM,
+// refuse a bad configuration with a message naming the key.
+import t from 'tap';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Client } from './helpers/client.js';
+
+const MAIN = path.join(import.meta.dirname, '../src/main.ts');
+
+function startDaemon(env: Record<string, string>): { child: ChildProcess; lines: any[]; stderr: () => string; listening: Promise<number> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: any[] = [];
+  let err = '';
+  let buffered = '';
+  let onListening: (port: number) => void;
+  const listening = new Promise<number>((resolve) => (onListening = resolve));
+  child.stdout!.on('data', (d: Buffer) => {
+    buffered += d.toString();
+    let nl;
+    while ((nl = buffered.indexOf('\n')) >= 0) {
+      const line = JSON.parse(buffered.slice(0, nl));
+      buffered = buffered.slice(nl + 1);
+      lines.push(line);
+      if (line.msg === 'HTTPS API listening') onListening(line.port);
+    }
+  });
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  return { child, lines, stderr: () => err, listening };
+}
+
+const exited = (child: ChildProcess): Promise<number | null> =>
+  child.exitCode !== null ? Promise.resolve(child.exitCode) : new Promise((r) => child.once('exit', (code) => r(code)));
+
+t.test('start, serve, stop on SIGTERM', async (t) => {
+  const stateDir = mkdtempSync(path.join(tmpdir(), 'wh-daemon-'));
+  t.teardown(() => rmSync(stateDir, { recursive: true, force: true }));
+  const d = startDaemon({ WAREHOUSE_STATE_DIR: stateDir, WAREHOUSE_PORT: '0', WAREHOUSE_LOG_LEVEL: 'debug' });
+  t.teardown(() => d.child.kill('SIGKILL'));
+  const port = await d.listening;
+
+  const client = new Client(port, readFileSync(path.join(stateDir, 'tls/self-signed-cert.pem')));
+  const r = await client.get('/api/v2/health');
+  t.equal(r.text, 'OK');
+  client.close();
+
+  // Plain HTTP on the same port gets no HTTP answer: HTTPS only.
+  const plain = await new Promise<string>((resolve) => {
+    const s = net.connect(port, '127.0.0.1', () => s.write('GET /api/v2/health HTTP/1.1\r\nHost: x\r\n\r\n'));
+    let got = '';
+    s.on('data', (b) => (got += b.toString('latin1')));
+    s.on('close', () => resolve(got));
+    s.on('error', () => resolve(got));
+    setTimeout(() => s.destroy(), 2000);
+  });
+  t.notMatch(plain, /HTTP\/1\.1 200/);
+
+  const started = Date.now();
+  d.child.kill('SIGTERM');
+  t.equal(await exited(d.child), 0, 'exits 0');
+  t.ok(Date.now() - started < 10000, 'within the shutdown bound');
+  t.ok(d.lines.some((l) => l.msg === 'shutting down' && l.signal === 'SIGTERM'));
+  t.ok(d.lines.some((l) => l.msg === 'stopped'));
+  t.ok(d.lines.every((l) => typeof l.level === 'string' && typeof l.time === 'string'), 'every line is structured JSON');
+  t.ok(d.lines.some((l) => l.msg === 'request' && l.url === '/api/v2/health' && l.req_id), 'requests logged with their id');
+});
+
+t.test('a bad configuration stops the start with the key named', async (t) => {
+  const d = startDaemon({ WAREHOUSE_PORT: 'eighty', WAREHOUSE_TIMEZONE: 'Nowhere/Land' });
+  t.equal(await exited(d.child), 78, 'EX_CONFIG');
+  t.match(d.stderr(), /WAREHOUSE_PORT/);
+  t.match(d.stderr(), /Nowhere\/Land/);
+});
+
+t.test('a port in use fails the start with a clear message', async (t) => {
+  const blocker = net.createServer().listen(0, '127.0.0.1');
+  await new Promise((r) => blocker.once('listening', r));
+  t.teardown(() => blocker.close());
+  const stateDir = mkdtempSync(path.join(tmpdir(), 'wh-daemon-'));
+  t.teardown(() => rmSync(stateDir, { recursive: true, force: true }));
+  const port = (blocker.address() as net.AddressInfo).port;
+  const d = startDaemon({ WAREHOUSE_STATE_DIR: stateDir, WAREHOUSE_PORT: String(port) });
+  t.equal(await exited(d.child), 70);
+  t.ok(d.lines.some((l) => l.level === 'fatal' && /cannot listen/.test(l.err?.message ?? '')));
+});
