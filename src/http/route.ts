@@ -31,12 +31,11 @@ export class Reply {
   ) {}
 }
 
-/** Who is calling; filled by the authentication hook (anonymous until then). */
-export interface Caller {
-  kind: 'anonymous' | 'user' | 'api_key';
-  id?: number;
-  permissions: ReadonlySet<string>;
-}
+export type { Caller } from '../domain/auth/caller.js';
+import type { Caller } from '../domain/auth/caller.js';
+
+/** The permission value of routes any authenticated caller may use (their own identity, say). */
+export const AUTHENTICATED = '@authenticated';
 
 /** What a handler receives: validated inputs and request facts, never a uWS object. */
 export interface RequestContext<P = unknown, Q = unknown, B = unknown> {
@@ -69,7 +68,7 @@ export interface RouteSpec<P extends TObject | undefined, Q extends TObject | un
   deprecated?: boolean;
   /** Left out of the OpenAPI document (the documentation UI's own files). */
   hidden?: boolean;
-  /** Permission key the caller must hold; null for the few public endpoints. */
+  /** Permission key the caller must hold; AUTHENTICATED for any valid identity; null for the few public endpoints. */
   permission: string | null;
   params?: P;
   query?: Q;

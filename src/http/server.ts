@@ -13,7 +13,7 @@ import { errorAnswer, HttpError } from './errors.js';
 import { ClientGone, Exchange } from './exchange.js';
 import { parseMultipart, planMultipart, type MultipartPlan } from './multipart.js';
 import { coerceQuery, parseQuery } from './query.js';
-import { isMultipart, Reply, successStatus, type AnyRoute, type Caller, type RequestContext } from './route.js';
+import { AUTHENTICATED, isMultipart, Reply, successStatus, type AnyRoute, type Caller, type RequestContext } from './route.js';
 import { Router } from './router.js';
 import { compile, type Validator } from './validation.js';
 
@@ -37,7 +37,7 @@ export interface ServerOptions {
 /** Headers copied from every request; anything else is not available to handlers. */
 const COPIED_HEADERS = ['authorization', 'content-type', 'content-length', 'x-request-id', 'idempotency-key', 'user-agent', 'x-forwarded-for'];
 const JSON_TYPE = 'application/json';
-const ANONYMOUS: Caller = { kind: 'anonymous', permissions: new Set() };
+const ANONYMOUS: Caller = { kind: 'anonymous', permissions: new Set(), authorityLevel: 0 };
 
 interface Compiled {
   route: AnyRoute;
@@ -181,15 +181,10 @@ export class HttpServer {
     }
     const c = this.compiled.get(match.route)!;
 
-    const params: unknown = c.params ? coerceQuery(match.params, c.route.params!) : match.params;
-    if (c.params && !c.params.check(params)) throw new ValidationError(c.params.issues(params, 'path'));
-    const query: unknown = c.route.query ? coerceQuery(parseQuery(qs), c.route.query) : {};
-    if (c.query && !c.query.check(query)) throw new ValidationError(c.query.issues(query, 'query'));
-
     const logger = this.options.logger;
     let log: Logger | undefined;
     const ctx: RequestContext = {
-      params, query, body: undefined, headers, requestId, remoteAddress, caller: ANONYMOUS,
+      params: match.params, query: undefined, body: undefined, headers, requestId, remoteAddress, caller: ANONYMOUS,
       get signal() {
         return exchange.signal;
       },
@@ -198,31 +193,43 @@ export class HttpServer {
         return (log ??= logger.child({ req_id: requestId }));
       },
     };
-    const needsBody = c.route.body !== undefined;
-    const authenticate = this.options.authenticate;
-    if (!needsBody && !authenticate) return this.respond(exchange, c, ctx, c.route.handler(ctx as never));
-    return this.serveAsync(exchange, c, ctx, needsBody, authenticate);
+    const needsAuth = this.options.authenticate !== undefined && c.route.permission !== null;
+    if (!needsAuth && c.route.body === undefined) {
+      this.validateInputs(c, ctx, qs);
+      return this.respond(exchange, c, ctx, c.route.handler(ctx as never));
+    }
+    return this.serveAsync(exchange, c, ctx, qs, needsAuth);
   }
 
-  private async serveAsync(exchange: Exchange, c: Compiled, ctx: RequestContext, needsBody: boolean, authenticate: Authenticate | undefined): Promise<number> {
-    if (needsBody) {
-      // Start reading at once: uWS delivers body chunks only to a handler set in this tick.
-      const reading = this.readBody(exchange, c, ctx.headers);
-      reading.catch(() => undefined); // awaited below; avoid an unhandled rejection meanwhile
-      if (authenticate) ctx.caller = await authenticate(ctx.headers, ctx.remoteAddress);
-      this.authorize(c.route, ctx.caller);
-      ctx.body = await reading;
-    } else if (authenticate) {
-      ctx.caller = await authenticate(ctx.headers, ctx.remoteAddress);
+  /** Credentials first (an anonymous caller learns nothing from validation), then inputs, then the handler. */
+  private async serveAsync(exchange: Exchange, c: Compiled, ctx: RequestContext, qs: string, needsAuth: boolean): Promise<number> {
+    // Start reading at once: uWS delivers body chunks only to a handler set in this tick.
+    const reading = c.route.body !== undefined ? this.readBody(exchange, c, ctx.headers) : undefined;
+    reading?.catch(() => undefined); // awaited below; no unhandled rejection meanwhile
+    if (needsAuth) {
+      ctx.caller = await this.options.authenticate!(ctx.headers, ctx.remoteAddress);
       this.authorize(c.route, ctx.caller);
     }
+    this.validateInputs(c, ctx, qs);
+    if (reading) ctx.body = await reading;
     return this.respond(exchange, c, ctx, await c.route.handler(ctx as never));
   }
 
+  /** Converts and checks path and query parameters in place. */
+  private validateInputs(c: Compiled, ctx: RequestContext, qs: string): void {
+    if (c.params) {
+      ctx.params = coerceQuery(ctx.params as Record<string, string>, c.route.params!);
+      if (!c.params.check(ctx.params)) throw new ValidationError(c.params.issues(ctx.params, 'path'));
+    }
+    ctx.query = c.route.query ? coerceQuery(parseQuery(qs), c.route.query) : {};
+    if (c.query && !c.query.check(ctx.query)) throw new ValidationError(c.query.issues(ctx.query, 'query'));
+  }
+
   private authorize(route: AnyRoute, caller: Caller): void {
-    if (route.permission === null || !this.options.authenticate) return;
     if (caller.kind === 'anonymous') throw new HttpError('unauthorized', 'Missing or invalid credentials', { 'www-authenticate': 'Bearer' });
-    if (!caller.permissions.has(route.permission)) throw new HttpError('forbidden', `Missing permission ${route.permission}`);
+    if (route.permission !== AUTHENTICATED && !caller.permissions.has(route.permission!)) {
+      throw new HttpError('forbidden', `Missing permission ${route.permission}`);
+    }
   }
 
   private async readBody(exchange: Exchange, c: Compiled, headers: Record<string, string>): Promise<unknown> {

@@ -1,0 +1,10 @@
+/** Who is calling: resolved from the request's credentials before any handler runs. */
+export interface Caller {
+  kind: 'anonymous' | 'user' | 'api_key';
+  /** User id, or API key id. */
+  id?: number;
+  /** Permission keys held, composites expanded. */
+  permissions: ReadonlySet<string>;
+  /** Roles and users at or above this level are out of the caller's reach. */
+  authorityLevel: number;
+}
