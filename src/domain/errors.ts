@@ -20,6 +20,7 @@ export type DomainErrorCode =
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'method_not_allowed'
+  | 'too_many_requests'
   | 'unavailable';
 
 /** Base of every error the domain throws on purpose. */
@@ -54,5 +55,12 @@ export class NotFoundError extends DomainError {
 export class ConflictError extends DomainError {
   constructor(message: string) {
     super('conflict', message);
+  }
+}
+
+/** Too many attempts; `retryAfterSeconds` goes to the Retry-After header. */
+export class TooManyRequestsError extends DomainError {
+  constructor(message: string, readonly retryAfterSeconds: number) {
+    super('too_many_requests', message);
   }
 }

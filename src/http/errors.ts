@@ -3,7 +3,7 @@
  * (`detail[]`); every other error is `{ detail, code, request_id }` with a readable `detail`.
  */
 import Type from 'typebox';
-import { DomainError, ValidationError, type DomainErrorCode, type ValidationIssue } from '../domain/errors.js';
+import { DomainError, TooManyRequestsError, ValidationError, type DomainErrorCode, type ValidationIssue } from '../domain/errors.js';
 
 export const STATUS_OF: Record<DomainErrorCode, number> = {
   validation_failed: 422,
@@ -15,6 +15,7 @@ export const STATUS_OF: Record<DomainErrorCode, number> = {
   conflict: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  too_many_requests: 429,
   unavailable: 503,
 };
 
@@ -69,7 +70,7 @@ export function errorAnswer(err: unknown, requestId: string): ErrorAnswer {
     return { status: STATUS_OF[err.code], body: { detail: err.issues, request_id: requestId }, headers: err.headers };
   }
   if (err instanceof DomainError) {
-    const headers = err instanceof HttpError ? err.headers : {};
+    const headers = err instanceof HttpError ? err.headers : err instanceof TooManyRequestsError ? { 'retry-after': String(err.retryAfterSeconds) } : {};
     return { status: STATUS_OF[err.code], body: { detail: err.message, code: err.code, request_id: requestId }, headers };
   }
   return {

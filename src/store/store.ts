@@ -90,6 +90,11 @@ export class Store {
     return next;
   }
 
+  /** The current value of a named sequence (0 before its first use). */
+  sequence(sequence: string): number {
+    return (this.meta.get(`seq:${sequence}`) as number | undefined) ?? 0;
+  }
+
   /** The schema version stored in the environment (0 for a new one). */
   schemaVersion(): number {
     return (this.meta.get(META_SCHEMA_VERSION) as number | undefined) ?? 0;

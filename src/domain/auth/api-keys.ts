@@ -1,0 +1,137 @@
+/**
+ * API keys. The value is shown once at creation and listed to administrators, so it is kept
+ * encrypted (not hashed) and found through a keyed digest; a presented key is compared with
+ * the decrypted one in constant time. `last_used` is kept in memory and written in batches,
+ * never once per request.
+ */
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { DomainError, NotFoundError, ValidationError } from '../errors.js';
+import type { Caller } from './caller.js';
+import { AUTH_VERSION, type AuthDeps } from './context.js';
+import { expandPermissions } from './permissions.js';
+import { checkPermissions } from './roles.js';
+import { apiKeys, type ApiKeyRecord } from './records.js';
+import { digest, seal, unseal } from './secrets.js';
+
+/** Every key starts with this, so a leaked one is recognisable (and scanners can find it). */
+export const API_KEY_PREFIX = 'whk_';
+
+export interface GenerateKeyInput {
+  name: string;
+  expires_at?: number;
+  never_expires?: boolean;
+  permission_keys?: string[];
+}
+
+/** Creates a key with permissions the caller holds; returns the record and the one-time value. */
+export async function generateApiKey(deps: AuthDeps, caller: Caller, input: GenerateKeyInput): Promise<{ record: ApiKeyRecord; value: string }> {
+  const permission_keys = checkPermissions(caller, input.permission_keys ?? [], ['body', 'permission_keys']);
+  const now = deps.now();
+  let expires_at: number | null;
+  if (input.never_expires) {
+    if (input.expires_at !== undefined) throw ValidationError.of(['body', 'expires_at'], 'Give expires_at or never_expires, not both');
+    expires_at = null;
+  } else if (input.expires_at !== undefined) {
+    if (input.expires_at <= now) throw ValidationError.of(['body', 'expires_at'], 'expires_at must be in the future');
+    expires_at = input.expires_at;
+  } else {
+    expires_at = now + deps.settings().apiKeyDefaultDays * 86400_000;
+  }
+  const value = API_KEY_PREFIX + randomBytes(32).toString('base64url');
+  const record = await deps.store.write(() => {
+    const r: ApiKeyRecord = {
+      id: deps.store.nextId('api_keys'),
+      name: input.name.trim(),
+      sealed_key: seal(deps.secrets.encryptionKey, value),
+      key_digest: digest(deps.secrets.digestKey, value),
+      permission_keys,
+      expires_at,
+      last_used: null,
+      authority_level: caller.authorityLevel,
+      created_by: caller.kind === 'user' ? caller.id! : null,
+      created_at: now,
+    };
+    deps.store.collection(apiKeys).put(r);
+    deps.store.nextId(AUTH_VERSION);
+    return r;
+  });
+  return { record, value };
+}
+
+/** The decrypted value of a stored key (for administrators' listings). */
+export function keyValue(deps: AuthDeps, record: ApiKeyRecord): string {
+  return unseal(deps.secrets.encryptionKey, record.sealed_key);
+}
+
+/** Deletes a key; it stops authenticating at once. */
+export async function deleteApiKey(deps: AuthDeps, id: number): Promise<ApiKeyRecord> {
+  return deps.store.write(() => {
+    const removed = deps.store.collection(apiKeys).remove(id);
+    if (!removed) throw new NotFoundError(`No API key ${id}`);
+    deps.store.nextId(AUTH_VERSION);
+    return removed;
+  });
+}
+
+/** Replaces a key's permissions, under the same rules as creation. */
+export async function setApiKeyPermissions(deps: AuthDeps, caller: Caller, id: number, keys: string[]): Promise<ApiKeyRecord> {
+  const permission_keys = checkPermissions(caller, keys, ['body', 'permission_keys']);
+  return deps.store.write(() => {
+    const record = deps.store.collection(apiKeys).get(id);
+    if (!record) throw new NotFoundError(`No API key ${id}`);
+    // A key made by someone of higher authority is out of reach, as that person's role would be.
+    if (record.authority_level > caller.authorityLevel) throw new DomainError('forbidden', 'That key was made with more authority than yours');
+    const next = { ...record, permission_keys };
+    deps.store.collection(apiKeys).put(next);
+    deps.store.nextId(AUTH_VERSION);
+    return next;
+  });
+}
+
+/** Finds the key a caller presented, or undefined when it is unknown, wrong or expired. */
+export function findPresentedKey(deps: AuthDeps, presented: string): ApiKeyRecord | undefined {
+  if (!presented.startsWith(API_KEY_PREFIX) || presented.length > 100) return undefined;
+  const record = deps.store.collection(apiKeys).findOne('key_digest', digest(deps.secrets.digestKey, presented));
+  if (!record) return undefined;
+  const stored = Buffer.from(keyValue(deps, record));
+  const given = Buffer.from(presented);
+  if (stored.length !== given.length || !timingSafeEqual(stored, given)) return undefined;
+  if (record.expires_at !== null && record.expires_at <= deps.now()) return undefined;
+  return record;
+}
+
+/** Caller of a key. */
+export function keyCaller(record: ApiKeyRecord): Caller {
+  return { kind: 'api_key', id: record.id, permissions: expandPermissions(record.permission_keys), authorityLevel: record.authority_level };
+}
+
+/** Remembers when keys were last used and writes it out in one transaction per interval. */
+export class LastUsedTracker {
+  private readonly pending = new Map<number, number>();
+
+  constructor(private readonly deps: AuthDeps) {}
+
+  /** Notes a use; no I/O. */
+  touch(id: number): void {
+    this.pending.set(id, this.deps.now());
+  }
+
+  /** The freshest known last use of a key (pending or stored). */
+  lastUsed(record: ApiKeyRecord): number | null {
+    return this.pending.get(record.id) ?? record.last_used;
+  }
+
+  /** Writes pending uses; keys deleted meanwhile are skipped. */
+  async flush(): Promise<void> {
+    if (this.pending.size === 0) return;
+    const batch = [...this.pending];
+    this.pending.clear();
+    await this.deps.store.write(() => {
+      const c = this.deps.store.collection(apiKeys);
+      for (const [id, at] of batch) {
+        const record = c.get(id);
+        if (record && (record.last_used ?? 0) < at) c.put({ ...record, last_used: at });
+      }
+    });
+  }
+}

@@ -1,0 +1,191 @@
+/**
+ * The auth domain's front: who is calling (bearer API key or access token), login, refresh,
+ * password resets with rate limits, the first administrator, and client_state versions.
+ */
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { DomainError, TooManyRequestsError } from '../errors.js';
+import type { Caller } from './caller.js';
+import { AUTH_VERSION, type AuthDeps } from './context.js';
+import { findPresentedKey, generateApiKey, keyCaller, LastUsedTracker } from './api-keys.js';
+import { ALL_PERMISSION_KEYS } from './permissions.js';
+import { generatePassword, hashPassword, verifyPassword } from './passwords.js';
+import { AttemptLimiter } from './rate-limit.js';
+import { roles, users, type UserRecord } from './records.js';
+import { issueResetCode, resetPassword, type ResetInput } from './reset.js';
+import { rolePermissions, seedRoles, SEEDED_ROLES } from './roles.js';
+import { issueTokens, pruneSessions, refreshTokens, verifyAccessToken, type TokenPair } from './tokens.js';
+import { normalizeEmail } from './users.js';
+
+export const ANONYMOUS: Caller = { kind: 'anonymous', permissions: new Set(), authorityLevel: 0 };
+
+export const BOOTSTRAP_FILE = 'bootstrap-admin.json';
+export const BOOTSTRAP_EMAIL = 'admin@warehouse.local';
+const FLUSH_INTERVAL_MS = 60_000;
+
+export class Auth {
+  readonly lastUsed: LastUsedTracker;
+  private readonly perAccount: AttemptLimiter;
+  private readonly perAddress: AttemptLimiter;
+  private readonly permissionCache = new Map<string, Set<string>>();
+  private cacheVersion = -1;
+  private timer: NodeJS.Timeout | undefined;
+
+  private constructor(readonly deps: AuthDeps) {
+    this.lastUsed = new LastUsedTracker(deps);
+    this.perAccount = new AttemptLimiter({ free: 5, baseMs: 1000, maxMs: 15 * 60_000, windowMs: 60 * 60_000 }, deps.now);
+    this.perAddress = new AttemptLimiter({ free: 20, baseMs: 1000, maxMs: 15 * 60_000, windowMs: 60 * 60_000 }, deps.now);
+  }
+
+  /** Seeds roles, creates the first administrator on an empty store, starts housekeeping. */
+  static async open(deps: AuthDeps): Promise<Auth> {
+    const auth = new Auth(deps);
+    await deps.store.write(() => seedRoles(deps));
+    if (deps.store.collection(users).count() === 0) await auth.bootstrap();
+    await pruneSessions(deps);
+    auth.timer = setInterval(() => {
+      auth.housekeeping().catch((err: unknown) => deps.logger.error({ err }, 'auth housekeeping failed'));
+    }, FLUSH_INTERVAL_MS);
+    auth.timer.unref();
+    return auth;
+  }
+
+  /** Resolves the bearer credentials of a request; anonymous when absent or invalid. */
+  async authenticate(authorization: string | undefined): Promise<Caller> {
+    if (authorization === undefined) return ANONYMOUS;
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    if (!match) return ANONYMOUS;
+    const token = match[1]!;
+    if (token.startsWith('whk_')) {
+      const key = findPresentedKey(this.deps, token);
+      if (!key) return ANONYMOUS;
+      this.lastUsed.touch(key.id);
+      return keyCaller(key);
+    }
+    const user = await verifyAccessToken(this.deps, token);
+    return user ? this.userCaller(user) : ANONYMOUS;
+  }
+
+  /** The caller a user is, from its role. */
+  userCaller(user: UserRecord): Caller {
+    const role = this.deps.store.collection(roles).get(user.role_id);
+    if (!role) return ANONYMOUS;
+    return { kind: 'user', id: user.id, permissions: this.permissionsOf(role.id), authorityLevel: role.authority_level };
+  }
+
+  /** Email and password in, tokens out; guarded by growing delays per account and address. */
+  async login(email: string, password: string, address: string): Promise<TokenPair> {
+    const account = `acct:${normalizeEmail(email)}`;
+    const client = `ip:${address}`;
+    this.checkLimits(account, client);
+    const user = this.deps.store.collection(users).findOne('email', normalizeEmail(email));
+    const ok = await verifyPassword(password, user?.password_hash);
+    if (!ok || !user) {
+      this.perAccount.fail(account);
+      this.perAddress.fail(client);
+      this.deps.logger.warn({ user_id: user?.id, address }, 'login failed');
+      throw new DomainError('unauthorized', 'Incorrect email or password');
+    }
+    this.perAccount.clear(account);
+    if (user.password_expires_at !== null && user.password_expires_at <= this.deps.now()) {
+      throw new DomainError('unauthorized', 'The password has expired; set a new one with POST /api/v2/auth/reset_password and old_password');
+    }
+    return issueTokens(this.deps, user);
+  }
+
+  /** Rotates a refresh token. */
+  refresh(token: string): Promise<TokenPair> {
+    return refreshTokens(this.deps, token);
+  }
+
+  /** Issues a reset code when the account exists; says nothing either way. */
+  async forgotPassword(email: string, address: string): Promise<void> {
+    const account = `reset:${normalizeEmail(email)}`;
+    const client = `ip:${address}`;
+    this.checkLimits(account, client);
+    this.perAccount.fail(account); // every request counts: codes are not to be farmed
+    this.perAddress.fail(client);
+    const user = this.deps.store.collection(users).findOne('email', normalizeEmail(email));
+    if (user) await issueResetCode(this.deps, user, 'forgot_password');
+  }
+
+  /** Applies a new password given the reset code or the old password. */
+  async resetPassword(input: ResetInput, address: string): Promise<void> {
+    const account = `acct:${normalizeEmail(input.email)}`;
+    const client = `ip:${address}`;
+    this.checkLimits(account, client);
+    const user = this.deps.store.collection(users).findOne('email', normalizeEmail(input.email));
+    try {
+      await resetPassword(this.deps, user, input);
+    } catch (err) {
+      if (err instanceof DomainError && err.code === 'unauthorized') {
+        this.perAccount.fail(account);
+        this.perAddress.fail(client);
+      }
+      throw err;
+    }
+    this.perAccount.clear(account);
+  }
+
+  /** `auth_version` of client_state. */
+  authVersion(): string {
+    return String(this.deps.store.sequence(AUTH_VERSION));
+  }
+
+  /** Writes pending state and stops timers. */
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    await this.lastUsed.flush();
+  }
+
+  private async housekeeping(): Promise<void> {
+    await this.lastUsed.flush();
+    await pruneSessions(this.deps);
+  }
+
+  private checkLimits(...keys: string[]): void {
+    const wait = Math.max(this.perAccount.waitMs(keys[0]!), this.perAddress.waitMs(keys[1]!));
+    if (wait > 0) {
+      const seconds = Math.ceil(wait / 1000);
+      throw new TooManyRequestsError(`Too many attempts; try again in ${seconds} s`, seconds);
+    }
+  }
+
+  private permissionsOf(roleId: string): Set<string> {
+    const version = this.deps.store.sequence(AUTH_VERSION);
+    if (version !== this.cacheVersion) {
+      this.permissionCache.clear();
+      this.cacheVersion = version;
+    }
+    let perms = this.permissionCache.get(roleId);
+    if (!perms) {
+      const role = this.deps.store.collection(roles).get(roleId);
+      perms = role ? rolePermissions(role) : new Set();
+      this.permissionCache.set(roleId, perms);
+    }
+    return perms;
+  }
+
+  /** First start: a Super Admin and an all-permission key, written to a 0600 file. */
+  private async bootstrap(): Promise<void> {
+    const deps = this.deps;
+    const password = generatePassword(deps.settings().passwordPolicy);
+    const hash = await hashPassword(password);
+    const superAdmin = SEEDED_ROLES[0]!;
+    const now = deps.now();
+    const user = await deps.store.write(() => {
+      const record: UserRecord = {
+        id: deps.store.nextId('users'), username: 'admin', email: BOOTSTRAP_EMAIL, password_hash: hash, role_id: superAdmin.id, locale: 'en',
+        token_version: 0, password_expires_at: null, otp_digest: null, otp_expires_at: null, created_at: now, updated_at: now,
+      };
+      deps.store.collection(users).put(record);
+      deps.store.nextId(AUTH_VERSION);
+      return record;
+    });
+    const caller: Caller = { kind: 'user', id: user.id, permissions: new Set(ALL_PERMISSION_KEYS), authorityLevel: superAdmin.authority_level };
+    const { value } = await generateApiKey(deps, caller, { name: 'bootstrap', never_expires: true, permission_keys: [...ALL_PERMISSION_KEYS] });
+    const file = path.join(deps.stateDir, BOOTSTRAP_FILE);
+    writeFileSync(file, `${JSON.stringify({ email: BOOTSTRAP_EMAIL, password, api_key: value }, null, 2)}\n`, { mode: 0o600 });
+    deps.logger.warn({ file }, 'first start: administrator credentials written; read them, then store them safely and delete the file');
+  }
+}

@@ -1,0 +1,37 @@
+/** What the auth domain needs from the rest of the daemon, passed in once. */
+import type { Store } from '../../store/store.js';
+import type { Logger } from '../../log/logger.js';
+import { DEFAULT_POLICY, type PasswordPolicy } from './passwords.js';
+import type { AuthSecrets } from './secrets.js';
+
+/** Lifetimes and rules; settings (issue #5) will own them, these are the documented defaults. */
+export interface AuthSettings {
+  accessTokenSeconds: number;
+  refreshTokenSeconds: number;
+  /** 0: passwords never expire. */
+  passwordMaxAgeDays: number;
+  resetCodeSeconds: number;
+  apiKeyDefaultDays: number;
+  passwordPolicy: PasswordPolicy;
+}
+
+export const DEFAULT_AUTH_SETTINGS: AuthSettings = {
+  accessTokenSeconds: 15 * 60,
+  refreshTokenSeconds: 7 * 24 * 3600,
+  passwordMaxAgeDays: 180,
+  resetCodeSeconds: 15 * 60,
+  apiKeyDefaultDays: 30,
+  passwordPolicy: DEFAULT_POLICY,
+};
+
+export interface AuthDeps {
+  store: Store;
+  secrets: AuthSecrets;
+  settings: () => AuthSettings;
+  logger: Logger;
+  stateDir: string;
+  now: () => number;
+}
+
+/** The sequence whose value is `auth_version` of client_state; raised by every auth change. */
+export const AUTH_VERSION = 'auth_version';

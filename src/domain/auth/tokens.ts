@@ -1,0 +1,98 @@
+/**
+ * Access and refresh tokens. Access tokens are short-lived JWTs (HS256, key in the state
+ * directory) naming the user and its token version; refresh tokens are opaque, stored as a
+ * digest, and single-use: refreshing rotates them, and presenting a used one revokes its
+ * whole family (it was stolen, or replayed).
+ */
+import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { jwtVerify, SignJWT } from 'jose';
+import { DomainError } from '../errors.js';
+import type { AuthDeps } from './context.js';
+import { sessions, users, type UserRecord } from './records.js';
+import { digest } from './secrets.js';
+
+export interface TokenPair {
+  access_token: string;
+  refresh_token: string;
+  token_type: 'bearer';
+}
+
+const ISSUER = 'warehouse-controller';
+const REFRESH_PREFIX = 'whr_';
+
+/** Issues a new pair for a user; `family` continues a rotation chain. */
+export async function issueTokens(deps: AuthDeps, user: UserRecord, family: string = randomUUID()): Promise<TokenPair> {
+  const now = deps.now();
+  const s = deps.settings();
+  const access_token = await new SignJWT({ ver: user.token_version })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setIssuer(ISSUER)
+    .setSubject(String(user.id))
+    .setIssuedAt(Math.floor(now / 1000))
+    .setExpirationTime(Math.floor(now / 1000) + s.accessTokenSeconds)
+    .sign(deps.secrets.tokenKey);
+  const id = randomUUID();
+  const secret = randomBytes(32).toString('base64url');
+  await deps.store.write(() => {
+    deps.store.collection(sessions).put({
+      id, user_id: user.id, family, secret_digest: digest(deps.secrets.digestKey, secret), expires_at: now + s.refreshTokenSeconds * 1000, used_at: null,
+    });
+  });
+  return { access_token, refresh_token: `${REFRESH_PREFIX}${id}.${secret}`, token_type: 'bearer' };
+}
+
+const INVALID_REFRESH = (): DomainError => new DomainError('unauthorized', 'Invalid or expired refresh token');
+
+/** Rotates a refresh token: the presented one is used up, a new pair is returned. */
+export async function refreshTokens(deps: AuthDeps, presented: string): Promise<TokenPair> {
+  const match = /^whr_([0-9a-f-]{36})\.([\w-]{43})$/.exec(presented);
+  if (!match) throw INVALID_REFRESH();
+  const [, id, secret] = match as unknown as [string, string, string];
+  const outcome = await deps.store.write(() => {
+    const c = deps.store.collection(sessions);
+    const session = c.get(id);
+    if (!session) return { ok: false as const };
+    const given = Buffer.from(digest(deps.secrets.digestKey, secret));
+    const stored = Buffer.from(session.secret_digest);
+    if (given.length !== stored.length || !timingSafeEqual(given, stored)) return { ok: false as const };
+    if (session.used_at !== null) {
+      // Reuse: whoever holds this chain is not to be trusted any more.
+      for (const key of [...c.keysBy('family', session.family)]) c.remove(key);
+      return { ok: false as const, reused: session };
+    }
+    if (session.expires_at <= deps.now()) return { ok: false as const };
+    const user = deps.store.collection(users).get(session.user_id);
+    if (!user) return { ok: false as const };
+    c.put({ ...session, used_at: deps.now() });
+    return { ok: true as const, user, family: session.family };
+  });
+  if (!outcome.ok) {
+    if ('reused' in outcome && outcome.reused) deps.logger.warn({ user_id: outcome.reused.user_id }, 'refresh token reused: its session family is revoked');
+    throw INVALID_REFRESH();
+  }
+  return issueTokens(deps, outcome.user, outcome.family);
+}
+
+/** The user an access token names, or undefined when it is invalid, expired or revoked. */
+export async function verifyAccessToken(deps: AuthDeps, token: string): Promise<UserRecord | undefined> {
+  let payload: { sub?: string; ver?: unknown };
+  try {
+    ({ payload } = await jwtVerify(token, deps.secrets.tokenKey, { issuer: ISSUER, algorithms: ['HS256'], currentDate: new Date(deps.now()) }));
+  } catch {
+    return undefined;
+  }
+  const user = deps.store.collection(users).get(Number(payload.sub));
+  if (!user || payload.ver !== user.token_version) return undefined;
+  return user;
+}
+
+/** Removes expired sessions (run now and then). */
+export async function pruneSessions(deps: AuthDeps): Promise<number> {
+  const now = deps.now();
+  const expired = [...deps.store.collection(sessions).scan()].filter((s) => s.expires_at <= now).map((s) => s.id);
+  if (expired.length === 0) return 0;
+  await deps.store.write(() => {
+    for (const id of expired) deps.store.collection(sessions).remove(id);
+  });
+  return expired.length;
+}
