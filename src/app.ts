@@ -13,12 +13,18 @@ import { docsRoutes } from './http/routes/docs.js';
 import { healthRoute } from './http/routes/health.js';
 import { Store } from './store/store.js';
 import { MIGRATIONS } from './store/migrations.js';
+import { Auth } from './domain/auth/auth.js';
+import { DEFAULT_AUTH_SETTINGS } from './domain/auth/context.js';
+import { AUTH_COLLECTIONS } from './domain/auth/records.js';
+import { loadSecrets } from './domain/auth/secrets.js';
+import { authRoutes } from './http/routes/auth.js';
 import { API_INFO } from './version.js';
 
 export interface App {
   config: Config;
   server: HttpServer;
   store: Store;
+  auth: Auth;
   tls: TlsFiles;
   port: number;
   /** Stops the listener, waits for in-flight requests (bounded), closes the store. */
@@ -33,8 +39,11 @@ export interface AppOptions {
 /** Starts the whole daemon except process-level concerns. */
 export async function startApp(config: Config, logger: Logger, options: AppOptions = {}): Promise<App> {
   mkdirSync(config.state_dir, { recursive: true, mode: 0o700 });
-  const store = await Store.open({ dir: path.join(config.state_dir, 'db') }, [], MIGRATIONS);
+  const store = await Store.open({ dir: path.join(config.state_dir, 'db') }, [...AUTH_COLLECTIONS], MIGRATIONS);
   logger.info({ dir: path.join(config.state_dir, 'db'), schema_version: store.schemaVersion() }, 'store opened');
+  const auth = await Auth.open({
+    store, secrets: loadSecrets(config.state_dir), settings: () => DEFAULT_AUTH_SETTINGS, logger, stateDir: config.state_dir, now: Date.now,
+  });
 
   const tls = await ensureCertificate(config.state_dir, config.tls_cert, config.tls_key);
   logger.info({ cert: tls.certFile, sha256: tls.fingerprint256, self_signed: tls.selfSigned, created: tls.created }, 'TLS certificate');
@@ -48,23 +57,30 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
     uploadLimit: config.upload_limit_bytes,
     logger,
     checkResponses: options.checkResponses,
+    authenticate: (headers) => auth.authenticate(headers.authorization),
   });
-  server.register(healthRoute, ...docsRoutes(() => server.router.routes, API_INFO));
+  server.register(
+    healthRoute,
+    ...docsRoutes(() => server.router.routes, API_INFO),
+    ...authRoutes(auth, { timeZone: config.timezone, maxPageSize: config.max_page_size }),
+  );
 
   let port: number;
   try {
     port = await server.listen();
   } catch (err) {
+    await auth.close();
     await store.close();
     throw err;
   }
   logger.info({ url: `https://${config.host}:${port}/api`, host: config.host, port }, 'HTTPS API listening');
 
   return {
-    config, server, store, tls, port,
+    config, server, store, auth, tls, port,
     async close() {
       const { unfinished } = await server.close(config.shutdown_timeout_ms);
       if (unfinished > 0) logger.warn({ unfinished }, 'shutdown timeout: requests still running were cut off');
+      await auth.close();
       await store.close();
     },
   };

@@ -1,0 +1,27 @@
+/** A store collection as a list source: listed fields map to its indexes or its primary key. */
+import type { Collection, IndexValue, Key } from '../../store/collection.js';
+import type { ListSource } from './fields.js';
+
+/**
+ * Wraps a collection. `indexes` maps a list field to the collection index that finds rows by
+ * it, or to null for the primary key.
+ */
+export function collectionSource<T>(collection: Collection<T>, indexes: Record<string, string | null>): ListSource<T> {
+  return {
+    lookup(field, values) {
+      if (!(field in indexes)) return undefined;
+      const index = indexes[field];
+      return (function* () {
+        for (const value of values) {
+          if (index === null) {
+            const row = collection.get(value as Key);
+            if (row !== undefined) yield row;
+          } else {
+            yield* collection.findBy(index!, value as IndexValue);
+          }
+        }
+      })();
+    },
+    scan: () => collection.scan(),
+  };
+}

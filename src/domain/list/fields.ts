@@ -1,0 +1,92 @@
+/** The vocabulary of the list engine: field tables, sources, queries and pages. */
+
+export type FieldType = 'string' | 'integer' | 'number' | 'boolean' | 'datetime';
+export type FilterOp = 'eq' | 'gte' | 'lte' | 'ilike' | 'in';
+
+/** One listable field of a resource. */
+export interface ListField<T> {
+  type: FieldType;
+  /** Which `<name>__<op>` query parameters exist. */
+  filters?: readonly FilterOp[];
+  /** `<name>__eq=none` matches rows without a value. */
+  none?: boolean;
+  /** May be named in `search` terms, and is searched by `*:value`. */
+  search?: boolean;
+  /** May appear in `sort_by` (default true). */
+  sort?: boolean;
+  /** The source can look rows up by this field (`eq`, `in`) without a scan. */
+  indexed?: boolean;
+  /** Reads the value from a row (default: the property of the same name). */
+  get?: (row: T) => unknown;
+  /** Per-operator parameter type where the spec types a parameter apart from its field. */
+  paramTypes?: Partial<Record<FilterOp, FieldType>>;
+  description?: string;
+}
+
+export type FieldTable<T> = Record<string, ListField<T>>;
+
+/** Where rows come from. */
+export interface ListSource<T> {
+  /** Rows whose indexed field equals one of `values`; undefined when the field has no index. */
+  lookup(field: string, values: readonly unknown[]): Iterable<T> | undefined;
+  /** Every row. */
+  scan(): Iterable<T>;
+}
+
+/** The paginated envelope of spec 2.1. */
+export interface Page<T> {
+  items: T[];
+  total: number;
+  page: number;
+  size: number;
+  pages: number;
+}
+
+export interface Filter {
+  field: string;
+  op: FilterOp;
+  /** Typed value(s): one for eq/gte/lte/ilike, several for in; null for `none`. */
+  values: unknown[];
+}
+
+export type SearchNode =
+  | { kind: 'term'; fields: string[]; needle: string }
+  | { kind: 'and' | 'or'; items: SearchNode[] };
+
+export interface SortKey {
+  field: string;
+  descending: boolean;
+}
+
+/** A parsed and checked list query. */
+export interface ListQuery {
+  filters: Filter[];
+  search?: SearchNode;
+  sort: SortKey[];
+  page: number;
+  size: number;
+}
+
+export interface ListOptions {
+  maxPageSize: number;
+  /** Zone of naive date-time bounds. */
+  timeZone: string;
+  /** Used when the caller gives no sort_by (e.g. `-created_at`). */
+  defaultSort?: string;
+}
+
+/** Default page size (spec 8). */
+export const DEFAULT_PAGE_SIZE = 50;
+
+/** The parameter type of a filter operator on a field. */
+export function paramType<T>(field: ListField<T>, op: FilterOp): FieldType {
+  const override = field.paramTypes?.[op];
+  if (override) return override;
+  if (op === 'ilike') return 'string';
+  return field.type;
+}
+
+/** A field's value in a row. */
+export function valueOf<T>(field: ListField<T>, name: string, row: T): unknown {
+  return field.get ? field.get(row) : (row as Record<string, unknown>)[name];
+}

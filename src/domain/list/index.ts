@@ -1,0 +1,7 @@
+/** The list engine of spec 4.0.1, one module for every list endpoint. */
+export * from './fields.js';
+export { listQuerySchema } from './schema.js';
+export { parseListQuery } from './query.js';
+export { parseSearch } from './search.js';
+export { executeList } from './execute.js';
+export { collectionSource } from './collection-source.js';

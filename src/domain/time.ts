@@ -1,0 +1,99 @@
+/**
+ * Timestamps of the API. Records keep instants as epoch milliseconds; answers carry a legacy
+ * field (naive wall time in the configured zone, `YYYY-MM-DDTHH:mm:ss.SSS`) next to its `_utc`
+ * twin (`YYYY-MM-DDTHH:mm:ss.SSS+00:00`). Filter bounds accept either form back.
+ */
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+function formatter(zone: string): Intl.DateTimeFormat {
+  let f = formatters.get(zone);
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone: zone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit',
+    });
+    formatters.set(zone, f);
+  }
+  return f;
+}
+
+/** Whether the zone is a known IANA time zone. */
+export function isValidTimeZone(zone: string): boolean {
+  try {
+    formatter(zone);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Offset of the zone from UTC at an instant, in milliseconds (east positive). */
+export function zoneOffsetMs(ms: number, zone: string): number {
+  const parts = formatter(zone).formatToParts(new Date(ms));
+  const get = (type: string): number => Number(parts.find((p) => p.type === type)!.value);
+  const wall = Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute'), get('second'));
+  return wall - (ms - (((ms % 1000) + 1000) % 1000));
+}
+
+const pad = (n: number, w = 2): string => String(n).padStart(w, '0');
+
+function isoNaive(d: Date): string {
+  const year = d.getUTCFullYear();
+  const y = year >= 0 && year <= 9999 ? pad(year, 4) : (year < 0 ? '-' : '+') + pad(Math.abs(year), 6);
+  return `${y}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}T${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}.${pad(d.getUTCMilliseconds(), 3)}`;
+}
+
+/** Legacy form: the wall time in `zone`, without offset. */
+export function legacyTime(ms: number, zone: string): string {
+  return isoNaive(new Date(ms + zoneOffsetMs(ms, zone)));
+}
+
+/** `_utc` form: ISO 8601 with the explicit offset +00:00. */
+export function utcTime(ms: number): string {
+  return `${isoNaive(new Date(ms))}+00:00`;
+}
+
+/** The legacy field and its `_utc` twin for one instant (both null when there is none). */
+export function stampPair<N extends string>(name: N, ms: number | null | undefined, zone: string): Record<N | `${N}_utc`, string | null> {
+  const out = {} as Record<string, string | null>;
+  out[name] = ms === null || ms === undefined ? null : legacyTime(ms, zone);
+  out[`${name}_utc`] = ms === null || ms === undefined ? null : utcTime(ms);
+  return out as Record<N | `${N}_utc`, string | null>;
+}
+
+const BOUND = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
+
+/**
+ * Parses a filter bound: with an offset (or Z) it is an absolute instant; without, a wall time
+ * in `zone`. A wall time that does not exist (spring-forward gap) moves forward by the gap; one
+ * that exists twice (fall-back overlap) is the earlier instant, as JS Temporal's "compatible".
+ */
+export function parseTimeBound(text: string, zone: string): number {
+  const m = BOUND.exec(text.trim());
+  if (!m) throw new Error(`not a date or date-time: ${JSON.stringify(text)}`);
+  const [, y, mo, d, h = '0', mi = '0', s = '0', frac = '', offset] = m;
+  const fields = [Number(y), Number(mo), Number(d), Number(h), Number(mi), Number(s)] as const;
+  const wall = Date.UTC(fields[0], fields[1] - 1, fields[2], fields[3], fields[4], fields[5]) + Number(frac.slice(0, 3).padEnd(3, '0'));
+  const check = new Date(wall);
+  if (check.getUTCMonth() + 1 !== fields[1] || check.getUTCDate() !== fields[2] || fields[3] > 23 || fields[4] > 59 || fields[5] > 59) {
+    throw new Error(`not a valid calendar date-time: ${JSON.stringify(text)}`);
+  }
+  if (offset !== undefined) {
+    if (offset.toUpperCase() === 'Z') return wall;
+    const sign = offset[0] === '-' ? -1 : 1;
+    const digits = offset.slice(1).replace(':', '');
+    return wall - sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2) || '0')) * 60_000;
+  }
+  return wallToInstant(wall, zone);
+}
+
+/** The instant of a wall time (given as if it were UTC) in `zone`, "compatible" disambiguation. */
+export function wallToInstant(wall: number, zone: string): number {
+  // Offsets a day apart bracket any transition near this wall time.
+  const before = zoneOffsetMs(wall - 86400_000, zone);
+  const after = zoneOffsetMs(wall + 86400_000, zone);
+  const candidates = [...new Set([before, after])].map((off) => wall - off).filter((ms) => ms + zoneOffsetMs(ms, zone) === wall);
+  if (candidates.length > 0) return Math.min(...candidates); // overlap: the earlier instant
+  // Gap: the wall time never happens; shift it forward by the gap, as the clock did.
+  return wall - before;
+}

@@ -1,0 +1,286 @@
+/** Spec 4.1: authentication, users, roles, permissions and API keys. */
+import Type from 'typebox';
+import type { Auth } from '../../domain/auth/auth.js';
+import { deleteApiKey, generateApiKey, keyValue, setApiKeyPermissions } from '../../domain/auth/api-keys.js';
+import type { Caller } from '../../domain/auth/caller.js';
+import { PERMISSIONS, expandPermissions } from '../../domain/auth/permissions.js';
+import { apiKeys, roles as roleRecords, users as userRecords, type ApiKeyRecord, type RoleRecord, type UserRecord } from '../../domain/auth/records.js';
+import { assignableRoles, createRole, deleteRole, getRole, listRoles, updateRole } from '../../domain/auth/roles.js';
+import { createAccount, getUser, updateUser } from '../../domain/auth/users.js';
+import { DomainError } from '../../domain/errors.js';
+import { collectionSource, executeList, listQuerySchema, parseListQuery, type FieldTable } from '../../domain/list/index.js';
+import { stampPair } from '../../domain/time.js';
+import { AUTHENTICATED, route, type AnyRoute } from '../route.js';
+import {
+  ApiKeyInfo, ApiKeyPermission, CreateAccountBody, CreateAccountResponse, ForgotBody, GenerateKeyBody, Identity, KeyPermissionsBody, LoginBody, Message,
+  PasswordPolicySchema, PermissionAssignment, RefreshBody, ResetBody, RoleBody, RolePatchBody, RoleResponse, TokenResponse, UpdateUserBody,
+  UpdateUserResponse, UserSchema,
+} from '../schemas/auth.js';
+import { Page } from '../schemas/common.js';
+
+export interface AuthRouteOptions {
+  timeZone: string;
+  maxPageSize: number;
+  /** Resolved settings shown by /auth/authenticate (issue #5 fills them). */
+  settingsOf?: (caller: Caller) => Record<string, unknown>;
+  settingsVersion?: () => string;
+}
+
+const USER_FIELDS: FieldTable<UserRecord> = {
+  id: { type: 'integer', filters: ['eq', 'ilike'], search: true, indexed: true },
+  username: { type: 'string', filters: ['eq', 'ilike'], search: true, indexed: true },
+  email: { type: 'string', filters: ['eq', 'ilike'], search: true, indexed: true },
+  role: { type: 'string', filters: ['eq', 'in'], search: true, indexed: true, get: (u) => u.role_id },
+  otp_expires_at: { type: 'datetime', filters: ['gte', 'lte'] },
+  password_expires_at: { type: 'datetime', filters: ['gte', 'lte'] },
+  created_at: { type: 'datetime' },
+};
+
+const KEY_FIELDS: FieldTable<ApiKeyRecord> = {
+  id: { type: 'integer', filters: ['eq', 'ilike'], search: true, indexed: true },
+  name: { type: 'string', filters: ['eq', 'ilike'], search: true, indexed: true },
+  expires_at: { type: 'datetime', filters: ['gte', 'lte'] },
+  last_used: { type: 'datetime', filters: ['gte', 'lte'] },
+  created_at: { type: 'datetime' },
+};
+
+const RoleId = Type.Object({ role_id: Type.String({ minLength: 1, maxLength: 100 }) });
+const KeyId = Type.Object({ api_key_id: Type.Integer({ minimum: 1 }) });
+
+/** The routes of spec 4.1, bound to the auth domain. */
+export function authRoutes(auth: Auth, options: AuthRouteOptions): AnyRoute[] {
+  const deps = auth.deps;
+  const zone = options.timeZone;
+  const listOptions = { maxPageSize: options.maxPageSize, timeZone: zone };
+  const userSource = collectionSource(deps.store.collection(userRecords), { id: null, username: 'username', email: 'email', role: 'role_id' });
+  const keySource = collectionSource(deps.store.collection(apiKeys), { id: null, name: 'name' });
+
+  const roleView = (r: RoleRecord) => ({ id: r.id, name: r.name, authority_level: r.authority_level, is_seeded: r.is_seeded, permissions: r.permissions });
+  const userView = (u: UserRecord) => ({
+    id: u.id, username: u.username, email: u.email, otp: null,
+    ...stampPair('otp_expires_at', u.otp_expires_at, zone),
+    ...stampPair('password_expires_at', u.password_expires_at, zone),
+    role: u.role_id,
+    role_details: roleView(deps.store.collection(roleRecords).get(u.role_id) ?? missingRole(u.role_id)),
+  });
+  const keyView = (k: ApiKeyRecord) => ({
+    id: k.id, name: k.name, api_key: keyValue(deps, k), permission_keys: k.permission_keys,
+    ...stampPair('expires_at', k.expires_at, zone),
+    ...stampPair('last_used', auth.lastUsed.lastUsed(k), zone),
+  });
+  const identity = (caller: Caller) => {
+    if (caller.kind === 'user') {
+      const u = getUser(deps, caller.id!);
+      return { email: u.email, id: u.id, role_id: u.role_id, username: u.username };
+    }
+    const k = deps.store.collection(apiKeys).get(caller.id!);
+    return { email: '', id: caller.id!, role_id: '', username: `api_key:${k?.name ?? caller.id}` };
+  };
+
+  return [
+    route({
+      method: 'POST', path: '/api/v2/auth/login', tag: 'auth', permission: null,
+      summary: 'Log in with email and password',
+      description: 'Returns a short-lived access token and a single-use refresh token. Failed attempts slow down per account and per client address (429 with Retry-After).',
+      body: LoginBody,
+      responses: { 200: TokenResponse },
+      handler: ({ body, remoteAddress }) => auth.login(body.email, body.password, remoteAddress),
+    }),
+    route({
+      method: 'POST', path: '/api/v2/auth/refresh_token', tag: 'auth', permission: null,
+      summary: 'Exchange a refresh token for new tokens',
+      description: 'The refresh token is rotated: the presented one is used up. Presenting a used one revokes the whole chain.',
+      body: RefreshBody,
+      responses: { 200: TokenResponse },
+      handler: ({ body }) => auth.refresh(body.refresh_token),
+    }),
+    route({
+      method: 'POST', path: '/api/v2/auth/forgot_password', tag: 'auth', permission: null,
+      summary: 'Create a one-time password reset code',
+      description: 'The same answer whether or not the account exists. The code goes to the reset outbox of the box (`<state>/password-resets/`, see docs/auth.md) and expires after 15 minutes.',
+      body: ForgotBody,
+      responses: { 202: Message },
+      handler: async ({ body, remoteAddress }) => {
+        await auth.forgotPassword(body.email, remoteAddress);
+        return { message: 'If the account exists, a reset code was issued' };
+      },
+    }),
+    route({
+      method: 'POST', path: '/api/v2/auth/reset_password', tag: 'auth', permission: null,
+      summary: 'Set a new password with the reset code or the old password',
+      description: 'Every token of the user stops working. The new password must meet the password policy.',
+      body: ResetBody,
+      responses: { 200: Message },
+      handler: async ({ body, remoteAddress }) => {
+        await auth.resetPassword(body, remoteAddress);
+        return { message: 'Password changed' };
+      },
+    }),
+    route({
+      method: 'GET', path: '/api/v2/auth/password_policy', tag: 'auth', permission: null,
+      summary: 'The rules new passwords must meet',
+      responses: { 200: PasswordPolicySchema },
+      handler: () => deps.settings().passwordPolicy,
+    }),
+    route({
+      method: 'GET', path: '/api/v2/auth/authenticate', tag: 'auth', permission: AUTHENTICATED,
+      summary: 'Forward-authentication decision for a reverse proxy',
+      description: '200 with the identity when the credentials are valid, 401 otherwise.',
+      responses: {
+        200: Type.Object({
+          user: Identity,
+          permissions: Type.Array(Type.String()),
+          assigned_permissions: Type.Array(Type.String()),
+          settings: Type.Record(Type.String(), Type.Unknown()),
+        }),
+      },
+      handler: ({ caller }) => {
+        let assigned: string[];
+        if (caller.kind === 'user') assigned = getRole(deps, getUser(deps, caller.id!).role_id).permissions;
+        else assigned = deps.store.collection(apiKeys).get(caller.id!)?.permission_keys ?? [];
+        return { user: identity(caller), permissions: [...caller.permissions].sort(), assigned_permissions: assigned, settings: options.settingsOf?.(caller) ?? {} };
+      },
+    }),
+    route({
+      method: 'GET', path: '/api/v2/auth/client_state', tag: 'auth', permission: AUTHENTICATED,
+      summary: 'Versions that change whenever auth data or settings change',
+      responses: { 200: Type.Object({ auth_version: Type.String(), settings_version: Type.String() }) },
+      handler: () => ({ auth_version: auth.authVersion(), settings_version: options.settingsVersion?.() ?? '0' }),
+    }),
+    route({
+      method: 'GET', path: '/api/v2/auth/permissions', tag: 'auth', permission: 'permissions:view',
+      summary: 'Every permission key with the roles that hold it',
+      responses: { 200: Type.Array(PermissionAssignment) },
+      handler: () => {
+        const all = listRoles(deps).map((r) => ({ name: r.name, held: expandPermissions(r.permissions) }));
+        return PERMISSIONS.map((p) => ({ key: p.key, group: p.group, composes: [...(p.composes ?? [])], roles: all.filter((r) => r.held.has(p.key)).map((r) => r.name) }));
+      },
+    }),
+    route({
+      method: 'GET', path: '/api/v2/auth/api_key_permissions', tag: 'auth', permission: 'api_keys:view',
+      summary: 'Permission keys the caller can put on an API key (those it holds)',
+      responses: { 200: Type.Array(ApiKeyPermission) },
+      handler: ({ caller }) => PERMISSIONS.filter((p) => caller.permissions.has(p.key)).map((p) => ({ group: p.group, key: p.key })),
+    }),
+    route({
+      method: 'GET', path: '/api/v2/auth/api_keys', tag: 'auth', permission: 'api_keys:view',
+      summary: 'API keys, with their values',
+      query: listQuerySchema(KEY_FIELDS, listOptions),
+      responses: { 200: Page(ApiKeyInfo) },
+      handler: ({ query }) => {
+        const page = executeList(KEY_FIELDS, keySource, parseListQuery(KEY_FIELDS, query, listOptions));
+        return { ...page, items: page.items.map(keyView) };
+      },
+    }),
+    route({
+      method: 'POST', path: '/api/v2/auth/generate_api_key', tag: 'auth', permission: 'api_keys:create',
+      summary: 'Create an API key',
+      description: 'The key has only the permissions given, each of which the caller must hold. It expires at `expires_at`, 30 days from now by default, or never with `never_expires`. The value is in the answer.',
+      body: GenerateKeyBody,
+      responses: { 201: Type.Object({ api_key: Type.String() }) },
+      handler: async ({ body, caller }) => {
+        const { value } = await generateApiKey(deps, caller, {
+          name: body.name,
+          never_expires: body.never_expires,
+          permission_keys: body.permission_keys,
+          expires_at: body.expires_at !== undefined ? Date.parse(body.expires_at) : undefined,
+        });
+        return { api_key: value };
+      },
+    }),
+    route({
+      method: 'DELETE', path: '/api/v2/auth/api_keys/{api_key_id}', tag: 'auth', permission: 'api_keys:delete',
+      summary: 'Delete an API key; it stops authenticating at once',
+      params: KeyId,
+      responses: { 200: Type.Object({ message: Type.String(), deleted_key: Type.String({ description: 'The key value, masked' }), deleted_key_id: Type.Integer(), deleted_key_name: Type.String() }) },
+      handler: async ({ params }) => {
+        const removed = await deleteApiKey(deps, params.api_key_id);
+        const value = keyValue(deps, removed);
+        return { message: `API key ${removed.name} deleted`, deleted_key: `${value.slice(0, 8)}…${value.slice(-4)}`, deleted_key_id: removed.id, deleted_key_name: removed.name };
+      },
+    }),
+    route({
+      method: 'PATCH', path: '/api/v2/auth/api_keys/{api_key_id}/permissions', tag: 'auth', permission: 'api_keys:update',
+      summary: "Replace an API key's permissions",
+      params: KeyId,
+      body: KeyPermissionsBody,
+      responses: { 200: Type.Object({ api_key_id: Type.Integer(), message: Type.String(), permission_keys: Type.Array(Type.String()) }) },
+      handler: async ({ params, body, caller }) => {
+        const k = await setApiKeyPermissions(deps, caller, params.api_key_id, body.permission_keys);
+        return { api_key_id: k.id, message: 'Permissions replaced', permission_keys: k.permission_keys };
+      },
+    }),
+    route({
+      method: 'GET', path: '/api/v2/auth/roles', tag: 'auth', permission: 'roles:view',
+      summary: 'Every role, highest authority first',
+      responses: { 200: Type.Array(RoleResponse) },
+      handler: () => listRoles(deps).map(roleView),
+    }),
+    route({
+      method: 'GET', path: '/api/v2/auth/roles/assignable', tag: 'auth', permission: 'roles:view',
+      summary: 'Roles the caller may assign (below its authority level)',
+      responses: { 200: Type.Array(RoleResponse) },
+      handler: ({ caller }) => assignableRoles(deps, caller).map(roleView),
+    }),
+    route({
+      method: 'POST', path: '/api/v2/auth/roles', tag: 'auth', permission: 'roles:create',
+      summary: 'Create a role below the caller’s authority level',
+      body: RoleBody,
+      responses: { 201: RoleResponse },
+      handler: async ({ body, caller }) => roleView(await createRole(deps, caller, body)),
+    }),
+    route({
+      method: 'PATCH', path: '/api/v2/auth/roles/{role_id}', tag: 'auth', permission: 'roles:update',
+      summary: 'Edit a custom role below the caller’s authority level',
+      params: RoleId,
+      body: RolePatchBody,
+      responses: { 200: RoleResponse },
+      handler: async ({ params, body, caller }) => roleView(await updateRole(deps, caller, params.role_id, body)),
+    }),
+    route({
+      method: 'DELETE', path: '/api/v2/auth/roles/{role_id}', tag: 'auth', permission: 'roles:delete',
+      summary: 'Delete a custom role that no user holds',
+      params: RoleId,
+      responses: { 200: Type.Object({ message: Type.String(), id: Type.String() }) },
+      handler: async ({ params, caller }) => {
+        const r = await deleteRole(deps, caller, params.role_id);
+        return { message: `Role ${r.name} deleted`, id: r.id };
+      },
+    }),
+    route({
+      method: 'POST', path: '/api/v2/auth/create_account', tag: 'auth', permission: 'users:create',
+      summary: 'Create a user account',
+      description: 'The account has no password yet: a one-time reset code is issued to the reset outbox, with which the person sets one (POST reset_password). The role must be below the caller’s authority level; Viewer when none is given.',
+      body: CreateAccountBody,
+      responses: { 201: CreateAccountResponse },
+      handler: async ({ body, caller }) => {
+        const u = await createAccount(deps, caller, body);
+        return { id: u.id, username: u.username, email: u.email };
+      },
+    }),
+    route({
+      method: 'PATCH', path: '/api/v2/auth/update_user', tag: 'auth', permission: 'users:update',
+      summary: 'Change a user’s name, email or role',
+      body: UpdateUserBody,
+      responses: { 200: UpdateUserResponse },
+      handler: async ({ body, caller }) => {
+        const u = await updateUser(deps, caller, body);
+        return { id: u.id, username: u.username, email: u.email, role_id: u.role_id };
+      },
+    }),
+    route({
+      method: 'GET', path: '/api/v2/auth/users', tag: 'auth', permission: 'users:view',
+      summary: 'Users',
+      query: listQuerySchema(USER_FIELDS, listOptions),
+      responses: { 200: Page(UserSchema) },
+      handler: ({ query }) => {
+        const page = executeList(USER_FIELDS, userSource, parseListQuery(USER_FIELDS, query, listOptions));
+        return { ...page, items: page.items.map(userView) };
+      },
+    }),
+  ];
+}
+
+function missingRole(id: string): never {
+  throw new DomainError('conflict', `The user's role ${id} no longer exists`);
+}

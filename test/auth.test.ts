@@ -1,0 +1,300 @@
+// Authentication and authorization over the real API: first start, keys, tokens, roles,
+// users, the authorization matrix of every route, escalation attempts, abuse resistance.
+import t from 'tap';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { startTestApp, type TestApp } from './helpers/app.js';
+import { Client } from './helpers/client.js';
+import { apiKeys, users } from '../src/domain/auth/records.js';
+import { AUTHENTICATED } from '../src/http/route.js';
+import { findPresentedKey } from '../src/domain/auth/api-keys.js';
+
+interface Bootstrap {
+  email: string;
+  password: string;
+  api_key: string;
+}
+
+let a: TestApp;
+let admin: Client;
+let boot: Bootstrap;
+
+t.before(async () => {
+  a = await startTestApp();
+  boot = JSON.parse(readFileSync(path.join(a.stateDir, 'bootstrap-admin.json'), 'utf8'));
+  admin = as(boot.api_key);
+});
+t.teardown(async () => {
+  for (const c of clients) c.close();
+  await a.close();
+});
+
+const clients: Client[] = [];
+
+/** A client with this bearer credential; all are closed at the end so the process can exit. */
+function as(token: string | undefined): Client {
+  const c = new Client(a.app.port, readFileSync(a.app.tls.certFile), token);
+  clients.push(c);
+  return c;
+}
+
+async function newKey(permission_keys: string[], extra: Record<string, unknown> = {}): Promise<string> {
+  const r = await admin.post('/api/v2/auth/generate_api_key', { name: `k${Math.random()}`, permission_keys, ...extra });
+  if (r.status !== 201) throw new Error(`key creation failed: ${r.text}`);
+  return r.json.api_key;
+}
+
+/** Reads the newest reset code the outbox holds for an email. */
+function outboxCode(email: string): string {
+  const dir = path.join(a.stateDir, 'password-resets');
+  const files = readdirSync(dir).sort().reverse();
+  for (const f of files) {
+    const entry = JSON.parse(readFileSync(path.join(dir, f), 'utf8'));
+    if (entry.email === email) {
+      t.equal(statSync(path.join(dir, f)).mode & 0o777, 0o600);
+      return entry.code;
+    }
+  }
+  throw new Error(`no code for ${email}`);
+}
+
+/** Creates a user with a role and a password, through the API; returns its email and password. */
+async function newUser(role_id: string): Promise<{ email: string; password: string; id: number }> {
+  const email = `u${Math.random().toString(36).slice(2)}@example.com`;
+  const created = await admin.post('/api/v2/auth/create_account', { username: email.split('@')[0], email: email.toUpperCase(), role_id });
+  if (created.status !== 201) throw new Error(created.text);
+  const password = 'Correct-Horse-42';
+  const reset = await as(undefined).post('/api/v2/auth/reset_password', { email, new_password: password, otp: outboxCode(email) });
+  if (reset.status !== 200) throw new Error(reset.text);
+  return { email, password, id: created.json.id };
+}
+
+t.test('first start writes the administrator credentials to a 0600 file, never to the log', async (t) => {
+  const file = path.join(a.stateDir, 'bootstrap-admin.json');
+  t.equal(statSync(file).mode & 0o777, 0o600);
+  t.match(boot, { email: 'admin@warehouse.local', password: String, api_key: /^whk_/ });
+  t.ok(a.lines.some((l) => l.file === file), 'the log says where the file is');
+  const log = JSON.stringify(a.lines);
+  t.notOk(log.includes(boot.password) || log.includes(boot.api_key), 'the log holds neither secret');
+  const me = await admin.get('/api/v2/auth/authenticate');
+  t.equal(me.status, 200);
+  t.ok(me.json.permissions.includes('system:delete_bots'), 'the bootstrap key holds every permission');
+});
+
+t.test('login, refresh rotation, reuse detection', async (t) => {
+  const anon = as(undefined);
+  const login = await anon.post('/api/v2/auth/login', { email: boot.email.toUpperCase(), password: boot.password });
+  t.equal(login.status, 200);
+  t.equal(login.json.token_type, 'bearer');
+  const viaToken = await as(login.json.access_token).get('/api/v2/auth/roles');
+  t.equal(viaToken.status, 200);
+
+  const r1 = await anon.post('/api/v2/auth/refresh_token', { refresh_token: login.json.refresh_token });
+  t.equal(r1.status, 200);
+  t.not(r1.json.refresh_token, login.json.refresh_token, 'rotated');
+  const reuse = await anon.post('/api/v2/auth/refresh_token', { refresh_token: login.json.refresh_token });
+  t.equal(reuse.status, 401, 'a used refresh token is refused');
+  const afterReuse = await anon.post('/api/v2/auth/refresh_token', { refresh_token: r1.json.refresh_token });
+  t.equal(afterReuse.status, 401, 'and its whole chain is revoked');
+  t.equal((await anon.post('/api/v2/auth/refresh_token', { refresh_token: 'whr_nonsense' })).status, 401);
+  anon.close();
+});
+
+t.test('wrong credentials say nothing about the account; repeated failures slow down', async (t) => {
+  const anon = as(undefined);
+  const wrong = await anon.post('/api/v2/auth/login', { email: boot.email, password: 'wrong' });
+  const unknown = await anon.post('/api/v2/auth/login', { email: 'nobody@example.com', password: 'wrong' });
+  t.equal(wrong.status, 401);
+  t.equal(unknown.status, 401);
+  t.equal(wrong.json.detail, unknown.json.detail, 'same answer for a wrong password and an unknown email');
+  const forgotKnown = await anon.post('/api/v2/auth/forgot_password', { email: 'x-known@example.com' });
+  t.equal(forgotKnown.status, 202);
+
+  const victim = await newUser('viewer');
+  let limited;
+  for (let i = 0; i < 8 && !limited; i++) {
+    const r = await anon.post('/api/v2/auth/login', { email: victim.email, password: `guess-${i}` });
+    if (r.status === 429) limited = r;
+  }
+  t.ok(limited, 'guessing is rate limited');
+  t.match(limited!.headers['retry-after'], /^\d+$/);
+  const evenRight = await anon.post('/api/v2/auth/login', { email: victim.email, password: victim.password });
+  t.equal(evenRight.status, 429, 'while limited, even the right password waits');
+  anon.close();
+});
+
+t.test('the authorization matrix of every route', async (t) => {
+  const expired = await newKey(['roles:view']);
+  const deleted = await newKey(['roles:view']);
+  const noPermission = await newKey([]);
+  // Expiry cannot be set in the past through the API: age the key in the store.
+  const record = findPresentedKey(a.app.auth.deps, expired)!;
+  await a.app.store.write(() => a.app.store.collection(apiKeys).put({ ...record, expires_at: Date.now() - 1000 }));
+  const deletedId = (await admin.get('/api/v2/auth/api_keys?size=1000')).json.items.find((k: any) => k.api_key === deleted).id;
+  t.equal((await admin.request(`/api/v2/auth/api_keys/${deletedId}`, { method: 'DELETE' })).status, 200);
+
+  const cases: [string, Client][] = [
+    ['no credentials', as(undefined)],
+    ['malformed token', as('not-a-token')],
+    ['expired key', as(expired)],
+    ['deleted key', as(deleted)],
+  ];
+  const protectedRoutes = a.app.server.router.routes.filter((r) => r.permission !== null);
+  t.ok(protectedRoutes.length >= 16, `${protectedRoutes.length} protected routes`);
+  for (const r of protectedRoutes) {
+    // Ids that exist nowhere: the matrix must not delete or change real records.
+    const url = r.path.replace(/\{\w+\}/g, '999999');
+    const send = (c: Client) => c.request(url, { method: r.method, ...(r.body !== undefined ? { json: {} } : {}) });
+    for (const [name, client] of cases) t.equal((await send(client)).status, 401, `${r.method} ${r.path}: ${name}`);
+    const lacking = (await send(as(noPermission))).status;
+    if (r.permission === AUTHENTICATED) t.not(lacking, 401, `${r.method} ${r.path}: any identity`);
+    else t.equal(lacking, 403, `${r.method} ${r.path}: key lacking ${r.permission}`);
+    const holder = as(await newKey(r.permission === AUTHENTICATED ? [] : [r.permission!]));
+    const holding = (await send(holder)).status;
+    t.ok(holding !== 401 && holding !== 403, `${r.method} ${r.path}: key holding the permission gets ${holding}`);
+    holder.close();
+  }
+  for (const [, c] of cases) c.close();
+});
+
+t.test('escalation attempts are refused', async (t) => {
+  const keyMaker = as(await newKey(['api_keys:create']));
+  const grant = await keyMaker.post('/api/v2/auth/generate_api_key', { name: 'x', permission_keys: ['users:view'] });
+  t.equal(grant.status, 403, 'cannot grant a permission it lacks');
+  t.equal((await keyMaker.post('/api/v2/auth/generate_api_key', { name: 'x', permission_keys: ['api_keys:create'] })).status, 201);
+  t.equal((await keyMaker.post('/api/v2/auth/generate_api_key', { name: 'x', permission_keys: ['no:such'] })).status, 422);
+  keyMaker.close();
+
+  const adminUser = await newUser('admin');
+  const login = await as(undefined).post('/api/v2/auth/login', { email: adminUser.email, password: adminUser.password });
+  const adminClient = as(login.json.access_token);
+  const up = await adminClient.post('/api/v2/auth/create_account', { username: 'boss', email: 'boss@example.com', role_id: 'super_admin' });
+  t.equal(up.status, 403, 'cannot create an account above its level');
+  const peer = await adminClient.post('/api/v2/auth/create_account', { username: 'peer', email: 'peer@example.com', role_id: 'admin' });
+  t.equal(peer.status, 403, 'nor at its own level');
+  const sameLevel = await adminClient.post('/api/v2/auth/roles', { name: 'Peer', authority_level: 80 });
+  t.equal(sameLevel.status, 403, 'cannot create a role at its own level');
+  const self = await adminClient.request('/api/v2/auth/update_user', { method: 'PATCH', json: { user_id: adminUser.id, role_id: 'super_admin' } });
+  t.equal(self.status, 403, 'cannot raise itself');
+  const assignable = await adminClient.get('/api/v2/auth/roles/assignable');
+  t.same(assignable.json.map((r: any) => r.id).sort(), ['operator', 'viewer']);
+  t.equal((await adminClient.request('/api/v2/auth/roles/viewer', { method: 'PATCH', json: { name: 'x' } })).status, 409, 'seeded roles cannot be edited');
+  t.equal((await admin.request('/api/v2/auth/roles/admin', { method: 'DELETE' })).status, 409, 'seeded roles cannot be deleted');
+
+  // A token stops working when its user is gone.
+  await a.app.store.write(() => a.app.store.collection(users).remove(adminUser.id));
+  t.equal((await adminClient.get('/api/v2/auth/roles')).status, 401, 'token of a deleted user');
+  adminClient.close();
+});
+
+t.test('custom roles: create, edit, assign, delete, and client_state moves', async (t) => {
+  const before = (await admin.get('/api/v2/auth/client_state')).json.auth_version;
+  const created = await admin.post('/api/v2/auth/roles', { name: 'Picker', authority_level: 30, permissions: ['jobs:view', 'jobs:trigger'] });
+  t.equal(created.status, 201);
+  t.match(created.json, { name: 'Picker', authority_level: 30, is_seeded: false, permissions: ['jobs:view', 'jobs:trigger'] });
+  t.not((await admin.get('/api/v2/auth/client_state')).json.auth_version, before);
+  t.equal((await admin.post('/api/v2/auth/roles', { name: 'picker', authority_level: 30 })).status, 409, 'names are unique');
+  const edited = await admin.request(`/api/v2/auth/roles/${created.json.id}`, { method: 'PATCH', json: { permissions: ['jobs:manage'] } });
+  t.same(edited.json.permissions, ['jobs:manage']);
+  const perms = (await admin.get('/api/v2/auth/permissions')).json;
+  t.same(perms.find((p: any) => p.key === 'jobs:trigger').roles.includes('Picker'), true, 'composites count as holding');
+  t.same(perms.find((p: any) => p.key === 'jobs:manage').composes, ['jobs:view', 'jobs:trigger']);
+
+  const u = await newUser(created.json.id);
+  t.equal((await admin.request(`/api/v2/auth/roles/${created.json.id}`, { method: 'DELETE' })).status, 409, 'a held role stays');
+  await admin.request('/api/v2/auth/update_user', { method: 'PATCH', json: { user_id: u.id, role_id: 'viewer' } });
+  t.equal((await admin.request(`/api/v2/auth/roles/${created.json.id}`, { method: 'DELETE' })).status, 200);
+  t.equal((await admin.request(`/api/v2/auth/roles/${created.json.id}`, { method: 'DELETE' })).status, 404);
+});
+
+t.test('API keys: one-time value, listing, permissions patch, delete, last_used', async (t) => {
+  const value = await newKey(['roles:view'], { never_expires: true });
+  const list = await admin.get('/api/v2/auth/api_keys?size=1000');
+  const info = list.json.items.find((k: any) => k.api_key === value);
+  t.ok(info, 'listed with its value to administrators');
+  t.equal(info.expires_at, null);
+  const defaultExpiry = await newKey([]);
+  const d = (await admin.get('/api/v2/auth/api_keys?size=1000')).json.items.find((k: any) => k.api_key === defaultExpiry);
+  const days = (Date.parse(d.expires_at_utc) - Date.now()) / 86400_000;
+  t.ok(days > 29.9 && days <= 30, 'expires in 30 days by default');
+
+  const user = as(value);
+  t.equal((await user.get('/api/v2/auth/roles')).status, 200);
+  await a.app.auth.lastUsed.flush();
+  const used = (await admin.get(`/api/v2/auth/api_keys?id__eq=${info.id}`)).json.items[0];
+  t.type(used.last_used_utc, 'string', 'last_used kept');
+
+  const patched = await admin.request(`/api/v2/auth/api_keys/${info.id}/permissions`, { method: 'PATCH', json: { permission_keys: ['users:view'] } });
+  t.same(patched.json, { api_key_id: info.id, message: 'Permissions replaced', permission_keys: ['users:view'] });
+  t.equal((await user.get('/api/v2/auth/roles')).status, 403, 'the old permission is gone at once');
+  t.equal((await user.get('/api/v2/auth/users')).status, 200);
+
+  const del = await admin.request(`/api/v2/auth/api_keys/${info.id}`, { method: 'DELETE' });
+  t.match(del.json, { deleted_key_id: info.id, deleted_key: /^whk_.{4}….{4}$/ });
+  t.equal((await user.get('/api/v2/auth/users')).status, 401, 'a deleted key stops at once');
+  t.equal((await admin.request(`/api/v2/auth/api_keys/${info.id}`, { method: 'DELETE' })).status, 404);
+  t.equal((await admin.post('/api/v2/auth/generate_api_key', { name: 'p', expires_at: '2001-01-01T00:00:00Z' })).status, 422, 'expiry in the past');
+  t.equal((await admin.post('/api/v2/auth/generate_api_key', { name: 'p', expires_at: '2999-01-01T00:00:00Z', never_expires: true })).status, 422);
+  user.close();
+});
+
+t.test('users: create, reset, list with filters, update', async (t) => {
+  const u = await newUser('operator');
+  const list = await admin.get(`/api/v2/auth/users?email__eq=${encodeURIComponent(u.email)}`);
+  t.equal(list.json.total, 1);
+  t.match(list.json.items[0], { id: u.id, email: u.email, otp: null, role: 'operator', role_details: { id: 'operator', authority_level: 40 } });
+  t.type(list.json.items[0].password_expires_at_utc, 'string');
+  const byRole = await admin.get('/api/v2/auth/users?role__in=operator&role__in=viewer&sort_by=-id');
+  t.ok(byRole.json.items.every((x: any) => ['operator', 'viewer'].includes(x.role)));
+  const search = await admin.get(`/api/v2/auth/users?search=${encodeURIComponent(`email:${u.email.slice(0, 6)}`)}`);
+  t.ok(search.json.items.some((x: any) => x.id === u.id));
+  t.equal((await admin.get('/api/v2/auth/users?sort_by=nope')).status, 422);
+
+  const updated = await admin.request('/api/v2/auth/update_user', { method: 'PATCH', json: { user_id: u.id, username: 'renamed' } });
+  t.same(updated.json, { id: u.id, username: 'renamed', email: u.email, role_id: 'operator' });
+  t.equal((await admin.post('/api/v2/auth/create_account', { username: 'dup', email: u.email })).status, 409, 'emails are unique');
+  t.equal((await admin.request('/api/v2/auth/update_user', { method: 'PATCH', json: { user_id: 99999 } })).status, 404);
+
+  const login = await as(undefined).post('/api/v2/auth/login', { email: u.email, password: u.password });
+  t.equal(login.status, 200, 'the password set with the reset code works');
+  const changed = await as(undefined).post('/api/v2/auth/reset_password', { email: u.email, old_password: u.password, new_password: 'Another-Secret-77' });
+  t.equal(changed.status, 200);
+  t.equal((await as(login.json.access_token).get('/api/v2/auth/authenticate')).status, 401, 'old tokens die with the old password');
+  const badCode = await as(undefined).post('/api/v2/auth/reset_password', { email: u.email, otp: '00000000', new_password: 'Another-Secret-78' });
+  t.equal(badCode.status, 401);
+});
+
+t.test('bad input on auth bodies', async (t) => {
+  const policy = (await admin.get('/api/v2/auth/password_policy')).json;
+  t.match(policy, { min_length: Number, require_digit: true, special_characters: String, special_characters_pattern: String });
+  const u = await newUser('viewer');
+  const attempts: [string, RegExp][] = [
+    ['Sh0rt!', /at least/],
+    ['no-digits-at-all-here!', /digit/],
+    ['NO-LOWERCASE-1234!', /lowercase/],
+    ['no-uppercase-1234!', /uppercase/],
+    ['NoSpecialChars1234', /special/],
+  ];
+  for (const [pw, why] of attempts) {
+    const r = await as(undefined).post('/api/v2/auth/reset_password', { email: u.email, old_password: u.password, new_password: pw });
+    t.equal(r.status, 422, pw);
+    t.match(JSON.stringify(r.json.detail), why);
+  }
+  const bodies: [string, string, unknown][] = [
+    ['POST', '/api/v2/auth/create_account', { username: 'x', email: 'not-an-email' }],
+    ['POST', '/api/v2/auth/create_account', { username: 'x', email: 'a@b.co', admin: true }],
+    ['POST', '/api/v2/auth/create_account', { email: 'a@b.co' }],
+    ['POST', '/api/v2/auth/create_account', { username: 'x'.repeat(256), email: 'a@b.co' }],
+    ['POST', '/api/v2/auth/create_account', { username: 'x', email: 'a@b.co', role: 'no-such-role' }],
+    ['PATCH', '/api/v2/auth/update_user', { user_id: 'one' }],
+    ['PATCH', '/api/v2/auth/update_user', { user_id: 1, password: 'x' }],
+    ['POST', '/api/v2/auth/roles', { name: 'x', authority_level: 'high' }],
+    ['POST', '/api/v2/auth/roles', { name: '', authority_level: 1 }],
+    ['POST', '/api/v2/auth/generate_api_key', { permission_keys: 'all' }],
+    ['POST', '/api/v2/auth/login', { email: 'a@b.co' }],
+    ['POST', '/api/v2/auth/login', { email: 'a@b.co', password: 'x'.repeat(300) }],
+  ];
+  for (const [method, url, json] of bodies) t.equal((await admin.request(url, { method, json })).status, 422, `${method} ${url} ${JSON.stringify(json).slice(0, 60)}`);
+  const legacy = await admin.post('/api/v2/auth/create_account', { username: 'legacy', email: 'legacy@example.com', role: 'Operator' });
+  t.equal(legacy.status, 201, 'the deprecated role field is honoured');
+});
