@@ -1,0 +1,252 @@
+// The list engine of spec 4.0.1: filters, search grammar, sort, paging, index use, errors.
+import t from 'tap';
+import fc from 'fast-check';
+import { ValidationError } from '../src/domain/errors.js';
+import { executeList, listQuerySchema, parseListQuery, type FieldTable, type ListSource } from '../src/domain/list/index.js';
+import { legacyTime } from '../src/domain/time.js';
+
+interface Row {
+  id: number;
+  name: string;
+  sku: string | null;
+  depth: number;
+  ratio: number;
+  created_at: number;
+}
+
+const TABLE: FieldTable<Row> = {
+  id: { type: 'integer', filters: ['eq', 'ilike', 'in'], search: true, indexed: true },
+  name: { type: 'string', filters: ['eq', 'ilike', 'in'], search: true },
+  sku: { type: 'string', filters: ['eq', 'ilike', 'in'], none: true, search: true, indexed: true },
+  depth: { type: 'integer', filters: ['eq', 'gte', 'lte', 'ilike', 'in'], paramTypes: { ilike: 'string' } },
+  ratio: { type: 'number', filters: ['eq', 'gte', 'lte'], search: true },
+  created_at: { type: 'datetime', filters: ['gte', 'lte'] },
+  secret: { type: 'string', sort: false, get: () => 'x' },
+};
+
+const ZONE = 'Europe/Berlin';
+const OPTIONS = { maxPageSize: 100, timeZone: ZONE };
+const T0 = Date.parse('2026-03-29T00:00:00Z');
+
+const ROWS: Row[] = [
+  { id: 1, name: 'Red apple', sku: 'APL-1', depth: 1, ratio: 0.5, created_at: T0 },
+  { id: 2, name: 'Green apple', sku: 'APL-2', depth: 2, ratio: 0.25, created_at: T0 + 3600_000 },
+  { id: 3, name: 'Banana, ripe', sku: null, depth: 3, ratio: 1, created_at: T0 + 2 * 3600_000 },
+  { id: 4, name: 'AND gate', sku: 'EL-AND', depth: 1, ratio: 0, created_at: T0 + 3 * 3600_000 },
+  { id: 12, name: 'cherry (dark)', sku: 'CHR:12', depth: 2, ratio: 0.75, created_at: T0 + 4 * 3600_000 },
+];
+
+/** A source that proves whether it was scanned. */
+function source(rows: Row[], allowScan = true): ListSource<Row> & { scans: number; lookups: number } {
+  const s = {
+    scans: 0,
+    lookups: 0,
+    lookup(field: string, values: readonly unknown[]) {
+      if (field !== 'id' && field !== 'sku') return undefined;
+      s.lookups++;
+      return rows.filter((r) => values.includes(r[field]));
+    },
+    scan() {
+      if (!allowScan) throw new Error('scanned');
+      s.scans++;
+      return rows;
+    },
+  };
+  return s;
+}
+
+const list = (params: Record<string, unknown>, rows = ROWS, extra = {}) =>
+  executeList(TABLE, source(rows), parseListQuery(TABLE, params, { ...OPTIONS, ...extra }));
+const ids = (params: Record<string, unknown>, extra = {}) => list(params, ROWS, extra).items.map((r) => r.id);
+
+function issues(params: Record<string, unknown>): { loc: (string | number)[]; type: string; msg: string }[] {
+  try {
+    parseListQuery(TABLE, params, OPTIONS);
+  } catch (err) {
+    if (err instanceof ValidationError) return err.issues;
+    throw err;
+  }
+  return [];
+}
+
+t.test('filters of every kind', async (t) => {
+  t.same(ids({ name__eq: 'Red apple' }), [1]);
+  t.same(ids({ name__eq: 'red apple' }), [], '__eq is exact');
+  t.same(ids({ name__ilike: 'APPLE' }), [1, 2], '__ilike is partial and case-insensitive');
+  t.same(ids({ name__ilike: 'r%apple' }), [1], '% is a wildcard');
+  t.same(ids({ name__in: ['Red apple', 'Banana, ripe'] }), [1, 3], 'commas inside an __in value stay');
+  t.same(ids({ depth__eq: 2 }), [2, 12]);
+  t.same(ids({ depth__eq: '2' }), [2, 12], 'numeric strings are numbers for numeric fields');
+  t.same(ids({ depth__gte: 2, depth__lte: 2 }), [2, 12], 'bounds are inclusive');
+  t.same(ids({ depth__ilike: '3' }), [3], '__ilike on a number matches its text');
+  t.same(ids({ depth__in: [1, 3] }), [1, 3, 4]);
+  t.same(ids({ ratio__gte: 0.5 }), [1, 3, 12]);
+  t.same(ids({ id__ilike: '2' }), [2, 12]);
+  t.same(ids({ sku__eq: 'none' }), [3], '`none` matches rows without a value');
+  t.same(ids({ sku__eq: 'APL-2' }), [2]);
+  t.same(ids({ sku__in: ['APL-1', 'CHR:12'] }), [1, 12]);
+  t.same(ids({ depth__eq: 1, name__ilike: 'gate' }), [4], 'filters combine with AND');
+  t.same(ids({ unknown__eq: 'x', name__zz: 'y' }), [1, 2, 3, 4, 12], 'unknown parameters are ignored');
+});
+
+t.test('date-time bounds: naive is the configured zone, offsets are absolute', async (t) => {
+  // T0 + 1 h = 2026-03-29T01:00Z = 03:00 Berlin summer time, right after the spring-forward gap.
+  t.same(ids({ created_at__gte: '2026-03-29T03:00:00' }), [2, 3, 4, 12]);
+  t.same(ids({ created_at__gte: '2026-03-29T02:30' }), [3, 4, 12], 'a time in the gap moves forward by the gap: 03:30');
+  t.same(ids({ created_at__lte: '2026-03-29T01:00:00Z' }), [1, 2]);
+  t.same(ids({ created_at__gte: legacyTime(T0 + 2 * 3600_000, ZONE), created_at__lte: legacyTime(T0 + 2 * 3600_000, ZONE) }), [3]);
+});
+
+t.test('search grammar', async (t) => {
+  t.same(ids({ search: 'name:apple' }), [1, 2]);
+  t.same(ids({ search: 'name:APPLE AND sku:2' }), [2]);
+  t.same(ids({ search: 'name:red OR name:green' }), [1, 2]);
+  t.same(ids({ search: 'name:apple AND sku:1 OR name:banana' }), [1, 3], 'AND binds tighter than OR');
+  t.same(ids({ search: '(name:red OR name:banana) AND id:1' }), [1]);
+  t.same(ids({ search: 'name:"Banana, ripe"' }), [3], 'quoted values hold spaces and commas');
+  t.same(ids({ search: 'sku:"CHR:12"' }), [12], 'quoted values hold colons');
+  t.same(ids({ search: '*:apl' }), [1, 2], '*: searches every searchable field');
+  t.same(ids({ search: '*:0.75' }), [12], 'numbers are searched as text');
+  t.same(ids({ search: 'cherry' }), [12], 'a bare word is *:word');
+  t.same(ids({ search: 'name:and' }), [4], 'lowercase and is an ordinary value');
+  t.same(ids({ search: 'name:"(dark)"' }), [12]);
+  t.same(ids({ search: '' }), [1, 2, 3, 4, 12], 'an empty search is no search');
+});
+
+t.test('malformed search, sort and paging answer with the parameter named', async (t) => {
+  const cases: [Record<string, unknown>, string, RegExp][] = [
+    [{ search: 'nope:x' }, 'search', /Cannot search field "nope"/],
+    [{ search: 'depth:1' }, 'search', /Cannot search field "depth"/],
+    [{ search: 'name:' }, 'search', /Empty value/],
+    [{ search: 'name:a AND' }, 'search', /ends after an operator/],
+    [{ search: 'OR name:a' }, 'search', /Expected a term/],
+    [{ search: '(name:a' }, 'search', /Missing closing parenthesis/],
+    [{ search: 'name:a)' }, 'search', /Unbalanced/],
+    [{ search: '((name:a))' }, 'search', /one level/],
+    [{ search: 'name:"a' }, 'search', /Unclosed/],
+    [{ search: 'name:a name:b' }, 'search', /Expected AND or OR/],
+    [{ search: '()' }, 'search', /Expected a term/],
+    [{ sort_by: 'nope' }, 'sort_by', /Cannot sort by "nope"/],
+    [{ sort_by: 'secret' }, 'sort_by', /Cannot sort by "secret"/],
+    [{ sort_by: 'id,-id' }, 'sort_by', /twice/],
+    [{ sort_by: 'id,' }, 'sort_by', /Empty sort field/],
+    [{ page: 0 }, 'page', /greater than or equal to 1/],
+    [{ size: 0 }, 'size', /greater than or equal to 1/],
+    [{ size: 101 }, 'size', /less than or equal to 100/],
+    [{ page: 'two' }, 'page', /valid integer/],
+    [{ depth__eq: 'deep' }, 'depth__eq', /valid integer/],
+    [{ depth__eq: '1.5' }, 'depth__eq', /valid integer/],
+    [{ ratio__gte: 'lots' }, 'ratio__gte', /valid number/],
+    [{ created_at__gte: 'last tuesday' }, 'created_at__gte', /not a date/],
+  ];
+  for (const [params, param, msg] of cases) {
+    const found = issues(params);
+    t.equal(found.length, 1, JSON.stringify(params));
+    t.same(found[0]?.loc, ['query', param]);
+    t.match(found[0]?.msg, msg);
+  }
+  t.equal(issues({ page: 0, sort_by: 'x', search: 'y:z' }).length, 3, 'every bad parameter is reported at once');
+});
+
+t.test('sort on several fields, both directions, missing values last ascending', async (t) => {
+  t.same(ids({ sort_by: '-depth,+id' }), [3, 2, 12, 1, 4]);
+  t.same(ids({ sort_by: 'depth,-id' }), [4, 1, 12, 2, 3]);
+  t.same(ids({ sort_by: 'sku' }), [1, 2, 12, 4, 3], 'null last');
+  t.same(ids({ sort_by: '-sku' }), [3, 4, 12, 2, 1], 'null first when descending');
+  t.same(ids({}, { defaultSort: '-created_at' }), [12, 4, 3, 2, 1], 'the endpoint default applies');
+  t.same(ids({ sort_by: 'id' }, { defaultSort: '-created_at' }), [1, 2, 3, 4, 12], 'sort_by wins over the default');
+});
+
+t.test('pagination envelope', async (t) => {
+  t.same(list({ size: 2 }), { items: ROWS.slice(0, 2), total: 5, page: 1, size: 2, pages: 3 });
+  t.same(list({ size: 2, page: 3 }).items.map((r) => r.id), [12]);
+  t.same(list({ size: 2, page: 4 }), { items: [], total: 5, page: 4, size: 2, pages: 3 }, 'past the end: empty page, right total');
+  t.same(list({ size: 2, page: 2, sort_by: '-id' }).items.map((r) => r.id), [3, 2]);
+  t.same(list({ name__eq: 'none of these' }), { items: [], total: 0, page: 1, size: 50, pages: 0 });
+});
+
+t.test('an indexed __eq or __in uses the index, never a scan', async (t) => {
+  const noScan = source(ROWS, false);
+  const q = parseListQuery(TABLE, { sku__eq: 'APL-1', depth__gte: 1 }, OPTIONS);
+  t.same(executeList(TABLE, noScan, q).items.map((r) => r.id), [1]);
+  t.equal(noScan.lookups, 1);
+  const qin = parseListQuery(TABLE, { id__in: [2, 12, 99] }, OPTIONS);
+  t.same(executeList(TABLE, noScan, qin).items.map((r) => r.id), [2, 12]);
+  const scanning = source(ROWS);
+  executeList(TABLE, scanning, parseListQuery(TABLE, { sku__eq: 'none' }, OPTIONS));
+  t.equal(scanning.scans, 1, '`none` is not looked up in an index');
+});
+
+t.test('the query schema documents every parameter', async (t) => {
+  const schema = listQuerySchema(TABLE, OPTIONS) as any;
+  t.match(schema.properties.depth__in, { type: 'array', items: { type: 'integer' } });
+  t.match(schema.properties.depth__ilike, { type: 'string' });
+  t.match(schema.properties.sku__eq, { anyOf: [{ type: 'string' }, { const: 'none' }] });
+  t.match(schema.properties.size, { maximum: 100, default: 50 });
+  t.match(schema.properties.search.description, /id, name, sku, ratio/);
+  t.notOk(schema.properties.secret__eq);
+});
+
+t.test('property: the engine agrees with a naive reference', async (t) => {
+  const row = fc.record({
+    id: fc.integer({ min: 1, max: 40 }),
+    name: fc.constantFrom('alpha', 'Beta', 'gamma ray', 'delta,x', 'EPSILON'),
+    sku: fc.option(fc.constantFrom('A', 'B', 'C'), { nil: null }),
+    depth: fc.integer({ min: 1, max: 3 }),
+    ratio: fc.constantFrom(0, 0.5, 1),
+    created_at: fc.integer({ min: T0, max: T0 + 10 * 3600_000 }),
+  });
+  const params = fc.record({
+    sku__eq: fc.option(fc.constantFrom('A', 'B', 'none'), { nil: undefined }),
+    depth__gte: fc.option(fc.integer({ min: 1, max: 3 }), { nil: undefined }),
+    name__ilike: fc.option(fc.constantFrom('a', 'ET', 'ray'), { nil: undefined }),
+    search: fc.option(fc.constantFrom('name:a', 'name:a OR sku:b', '(name:e OR name:g) AND sku:a', '*:1'), { nil: undefined }),
+    sort_by: fc.option(fc.constantFrom('id', '-depth,id', 'sku,-id', '-created_at'), { nil: undefined }),
+    size: fc.integer({ min: 1, max: 7 }),
+    page: fc.integer({ min: 1, max: 4 }),
+  }, { requiredKeys: ['size', 'page'] });
+
+  const reference = (rows: Row[], p: any): number[] => {
+    const has = (v: unknown, n: string) => v != null && String(v).toLowerCase().includes(n);
+    const term = (r: Row, s: string): boolean => {
+      const [f, n] = s.split(':') as [string, string];
+      const fields = f === '*' ? ['id', 'name', 'sku', 'ratio'] : [f];
+      return fields.some((x) => has((r as any)[x], n.toLowerCase()));
+    };
+    const search = (r: Row): boolean => {
+      switch (p.search) {
+        case 'name:a': return term(r, 'name:a');
+        case 'name:a OR sku:b': return term(r, 'name:a') || term(r, 'sku:b');
+        case '(name:e OR name:g) AND sku:a': return (term(r, 'name:e') || term(r, 'name:g')) && term(r, 'sku:a');
+        case '*:1': return term(r, '*:1');
+        default: return true;
+      }
+    };
+    let out = rows.filter((r) =>
+      (p.sku__eq === undefined || (p.sku__eq === 'none' ? r.sku === null : r.sku === p.sku__eq)) &&
+      (p.depth__gte === undefined || r.depth >= p.depth__gte) &&
+      (p.name__ilike === undefined || r.name.toLowerCase().includes(p.name__ilike.toLowerCase())) &&
+      search(r));
+    if (p.sort_by) {
+      const keys = p.sort_by.split(',').map((k: string) => ({ f: k.replace(/^[+-]/, ''), s: k.startsWith('-') ? -1 : 1 }));
+      out = [...out].sort((a: any, b: any) => {
+        for (const { f, s } of keys) {
+          if (a[f] === b[f]) continue;
+          if (a[f] == null) return s;
+          if (b[f] == null) return -s;
+          return a[f] < b[f] ? -s : s;
+        }
+        return 0;
+      });
+    }
+    return out.slice((p.page - 1) * p.size, p.page * p.size).map((r) => r.id);
+  };
+
+  fc.assert(fc.property(fc.uniqueArray(row, { selector: (r) => r.id, maxLength: 25 }), params, (rows, p) => {
+    const clean = Object.fromEntries(Object.entries(p).filter(([, v]) => v !== undefined));
+    const page = executeList(TABLE, source(rows), parseListQuery(TABLE, clean, OPTIONS));
+    const expected = reference(rows, p);
+    return JSON.stringify(page.items.map((r) => r.id)) === JSON.stringify(expected);
+  }), { numRuns: 1500 });
+  t.pass('1500 random lists agree');
+});
