@@ -43,7 +43,7 @@ t.test('bound formats', async (t) => {
   t.equal(parseTimeBound('2026-05-01T10:00:00.123456+02:00', BERLIN), at('2026-05-01T08:00:00.123Z'));
   t.equal(parseTimeBound('2026-05-01 10:00:00-0530', BERLIN), at('2026-05-01T15:30:00Z'));
   for (const bad of ['yesterday', '2026-13-01', '2026-02-30', '2026-05-01T25:00', '', '2026-05-01T10:00+2']) {
-    t.throws(() => parseTimeBound(bad, BERLIN), undefined, JSON.stringify(bad));
+    t.throws(() => parseTimeBound(bad, BERLIN), /not a/, JSON.stringify(bad));
   }
   t.ok(isValidTimeZone(BERLIN));
   t.notOk(isValidTimeZone('Mars/Base'));

@@ -27,20 +27,36 @@ export function isValidTimeZone(zone: string): boolean {
   }
 }
 
+// Offsets change only at transitions, which fall on quarter hours in every zone: one Intl call
+// per zone and quarter hour instead of one per timestamp (Intl is ~8 µs, a list page has 50).
+const QUARTER_HOUR = 900_000;
+const offsetCache = new Map<string, Map<number, number>>();
+
 /** Offset of the zone from UTC at an instant, in milliseconds (east positive). */
 export function zoneOffsetMs(ms: number, zone: string): number {
+  let cache = offsetCache.get(zone);
+  if (!cache) offsetCache.set(zone, (cache = new Map()));
+  const bucket = Math.floor(ms / QUARTER_HOUR);
+  let offset = cache.get(bucket);
+  if (offset === undefined) {
+    if (cache.size > 50_000) cache.clear();
+    offset = computeOffset(bucket * QUARTER_HOUR, zone);
+    cache.set(bucket, offset);
+  }
+  return offset;
+}
+
+function computeOffset(ms: number, zone: string): number {
   const parts = formatter(zone).formatToParts(new Date(ms));
   const get = (type: string): number => Number(parts.find((p) => p.type === type)!.value);
   const wall = Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute'), get('second'));
   return wall - (ms - (((ms % 1000) + 1000) % 1000));
 }
 
-const pad = (n: number, w = 2): string => String(n).padStart(w, '0');
-
+/** ISO 8601 without the zone designator: toISOString is native and far cheaper than building it. */
 function isoNaive(d: Date): string {
-  const year = d.getUTCFullYear();
-  const y = year >= 0 && year <= 9999 ? pad(year, 4) : (year < 0 ? '-' : '+') + pad(Math.abs(year), 6);
-  return `${y}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}T${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}.${pad(d.getUTCMilliseconds(), 3)}`;
+  const iso = d.toISOString();
+  return iso.slice(0, iso.length - 1);
 }
 
 /** Legacy form: the wall time in `zone`, without offset. */
