@@ -8,7 +8,7 @@ import { apiKeys, roles as roleRecords, users as userRecords, type ApiKeyRecord,
 import { assignableRoles, createRole, deleteRole, getRole, listRoles, updateRole } from '../../domain/auth/roles.js';
 import { createAccount, getUser, updateUser } from '../../domain/auth/users.js';
 import { DomainError } from '../../domain/errors.js';
-import { collectionSource, executeList, listQuerySchema, parseListQuery, type FieldTable } from '../../domain/list/index.js';
+import { collectionSource, type FieldTable } from '../../domain/list/index.js';
 import { stampPair } from '../../domain/time.js';
 import { AUTHENTICATED, route, type AnyRoute } from '../route.js';
 import {
@@ -16,7 +16,7 @@ import {
   PasswordPolicySchema, PermissionAssignment, RefreshBody, ResetBody, RoleBody, RolePatchBody, RoleResponse, TokenResponse, UpdateUserBody,
   UpdateUserResponse, UserSchema,
 } from '../schemas/auth.js';
-import { Page } from '../schemas/common.js';
+import { listRoute } from '../list-route.js';
 
 export interface AuthRouteOptions {
   timeZone: string;
@@ -162,15 +162,9 @@ export function authRoutes(auth: Auth, options: AuthRouteOptions): AnyRoute[] {
       responses: { 200: Type.Array(ApiKeyPermission) },
       handler: ({ caller }) => PERMISSIONS.filter((p) => caller.permissions.has(p.key)).map((p) => ({ group: p.group, key: p.key })),
     }),
-    route({
-      method: 'GET', path: '/api/v2/auth/api_keys', tag: 'auth', permission: 'api_keys:view',
-      summary: 'API keys, with their values',
-      query: listQuerySchema(KEY_FIELDS, listOptions),
-      responses: { 200: Page(ApiKeyInfo) },
-      handler: ({ query }) => {
-        const page = executeList(KEY_FIELDS, keySource, parseListQuery(KEY_FIELDS, query, listOptions));
-        return { ...page, items: page.items.map(keyView) };
-      },
+    listRoute({
+      path: '/api/v2/auth/api_keys', tag: 'auth', permission: 'api_keys:view', summary: 'API keys, with their values',
+      fields: KEY_FIELDS, source: keySource, item: ApiKeyInfo, view: keyView, options: listOptions,
     }),
     route({
       method: 'POST', path: '/api/v2/auth/generate_api_key', tag: 'auth', permission: 'api_keys:create',
@@ -268,15 +262,9 @@ export function authRoutes(auth: Auth, options: AuthRouteOptions): AnyRoute[] {
         return { id: u.id, username: u.username, email: u.email, role_id: u.role_id };
       },
     }),
-    route({
-      method: 'GET', path: '/api/v2/auth/users', tag: 'auth', permission: 'users:view',
-      summary: 'Users',
-      query: listQuerySchema(USER_FIELDS, listOptions),
-      responses: { 200: Page(UserSchema) },
-      handler: ({ query }) => {
-        const page = executeList(USER_FIELDS, userSource, parseListQuery(USER_FIELDS, query, listOptions));
-        return { ...page, items: page.items.map(userView) };
-      },
+    listRoute({
+      path: '/api/v2/auth/users', tag: 'auth', permission: 'users:view', summary: 'Users',
+      fields: USER_FIELDS, source: userSource, item: UserSchema, view: userView, options: listOptions,
     }),
   ];
 }
