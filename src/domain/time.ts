@@ -53,29 +53,59 @@ function computeOffset(ms: number, zone: string): number {
   return wall - (ms - (((ms % 1000) + 1000) % 1000));
 }
 
-/** ISO 8601 without the zone designator: toISOString is native and far cheaper than building it. */
-function isoNaive(d: Date): string {
-  const iso = d.toISOString();
-  return iso.slice(0, iso.length - 1);
+const DAY = 86_400_000;
+const TWO = Array.from({ length: 100 }, (_, i) => String(i).padStart(2, '0'));
+const THREE = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, '0'));
+const dayPrefixes = new Map<number, string>();
+
+/**
+ * ISO 8601 without the zone designator. The date part changes once a day, so it is cached;
+ * the time part is built from lookup tables. A list page formats hundreds of these, and
+ * Date#toISOString alone costs about a microsecond each.
+ */
+function isoNaive(ms: number): string {
+  const day = Math.floor(ms / DAY);
+  let prefix = dayPrefixes.get(day);
+  if (prefix === undefined) {
+    if (dayPrefixes.size > 100_000) dayPrefixes.clear();
+    const iso = new Date(day * DAY).toISOString();
+    prefix = iso.slice(0, iso.indexOf('T') + 1);
+    dayPrefixes.set(day, prefix);
+  }
+  let rest = ms - day * DAY;
+  const h = Math.floor(rest / 3_600_000);
+  rest -= h * 3_600_000;
+  const m = Math.floor(rest / 60_000);
+  rest -= m * 60_000;
+  const sec = Math.floor(rest / 1000);
+  return prefix + TWO[h]! + ':' + TWO[m]! + ':' + TWO[sec]! + '.' + THREE[rest - sec * 1000]!;
 }
 
 /** Legacy form: the wall time in `zone`, without offset. */
 export function legacyTime(ms: number, zone: string): string {
-  return isoNaive(new Date(ms + zoneOffsetMs(ms, zone)));
+  return isoNaive(ms + zoneOffsetMs(ms, zone));
 }
 
 /** `_utc` form: ISO 8601 with the explicit offset +00:00. */
 export function utcTime(ms: number): string {
-  return `${isoNaive(new Date(ms))}+00:00`;
+  return isoNaive(ms) + '+00:00';
 }
 
 /** The legacy field and its `_utc` twin for one instant (both null when there is none). */
 export function stampPair<N extends string>(name: N, ms: number | null | undefined, zone: string): Record<N | `${N}_utc`, string | null> {
   const out = {} as Record<string, string | null>;
-  out[name] = ms === null || ms === undefined ? null : legacyTime(ms, zone);
-  out[`${name}_utc`] = ms === null || ms === undefined ? null : utcTime(ms);
+  const none = ms === null || ms === undefined;
+  out[name] = none ? null : legacyTime(ms, zone);
+  out[utcName(name)] = none ? null : utcTime(ms);
   return out as Record<N | `${N}_utc`, string | null>;
 }
+
+const utcNames = new Map<string, string>();
+const utcName = (name: string): string => {
+  let n = utcNames.get(name);
+  if (n === undefined) utcNames.set(name, (n = `${name}_utc`));
+  return n;
+};
 
 const BOUND = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
 
