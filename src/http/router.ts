@@ -7,8 +7,9 @@ import type { AnyRoute, Method } from './route.js';
 
 interface Node {
   statics: Map<string, Node>;
-  param?: { name: string; node: Node };
-  routes: Map<Method, AnyRoute>;
+  param?: Node;
+  /** Per method: the route and its parameter names in path order. */
+  routes: Map<Method, { route: AnyRoute; names: string[] }>;
 }
 
 export type Match =
@@ -22,18 +23,20 @@ export class Router {
   private readonly root = newNode();
   readonly routes: AnyRoute[] = [];
 
-  /** Adds a route; a duplicate method and path, or clashing parameter names, is a programming error. */
+  /**
+   * Adds a route; a duplicate method and path is a programming error. Parameters are matched
+   * by position, and each method names its own (the spec has `POST /box/{carrier_id}` next to
+   * `PATCH /box/{box_id}`).
+   */
   add(route: AnyRoute): void {
     let node = this.root;
+    const names: string[] = [];
     for (const segment of split(route.path)) {
       const param = /^\{(\w+)\}$/.exec(segment);
       if (param) {
-        const name = param[1]!;
-        if (node.param && node.param.name !== name) {
-          throw new Error(`${route.path}: parameter {${name}} clashes with {${node.param.name}} at the same position`);
-        }
-        node.param ??= { name, node: newNode() };
-        node = node.param.node;
+        names.push(param[1]!);
+        node.param ??= newNode();
+        node = node.param;
       } else {
         let next = node.statics.get(segment);
         if (!next) node.statics.set(segment, (next = newNode()));
@@ -41,18 +44,20 @@ export class Router {
       }
     }
     if (node.routes.has(route.method)) throw new Error(`duplicate route ${route.method} ${route.path}`);
-    node.routes.set(route.method, route);
+    node.routes.set(route.method, { route, names });
     this.routes.push(route);
   }
 
   /** Finds the route for a method and a URL path (without query). */
   match(method: string, path: string): Match {
-    const params: Record<string, string> = {};
-    const node = find(this.root, split(path), 0, params);
+    const values: string[] = [];
+    const node = find(this.root, split(path), 0, values);
     if (!node || node.routes.size === 0) return { kind: 'not_found' };
-    const route = node.routes.get(method as Method) ?? (method === 'HEAD' ? node.routes.get('GET') : undefined);
-    if (!route) return { kind: 'method_not_allowed', allow: [...node.routes.keys()] };
-    return { kind: 'found', route, params };
+    const entry = node.routes.get(method as Method) ?? (method === 'HEAD' ? node.routes.get('GET') : undefined);
+    if (!entry) return { kind: 'method_not_allowed', allow: [...node.routes.keys()] };
+    const params: Record<string, string> = {};
+    for (let i = 0; i < entry.names.length; i++) params[entry.names[i]!] = values[i]!;
+    return { kind: 'found', route: entry.route, params };
   }
 }
 
@@ -62,20 +67,21 @@ function split(path: string): string[] {
   return segments.filter((s, i) => i > 0 && (s !== '' || i < segments.length - 1));
 }
 
-function find(node: Node, segments: string[], i: number, params: Record<string, string>): Node | undefined {
+/** The node of a path; `values` receives the parameter values in path order. */
+function find(node: Node, segments: string[], i: number, values: string[]): Node | undefined {
   if (i === segments.length) return node;
   const segment = segments[i]!;
   const exact = node.statics.get(segment);
   if (exact) {
-    const found = find(exact, segments, i + 1, params);
+    const found = find(exact, segments, i + 1, values);
     if (found && found.routes.size > 0) return found;
   }
   if (node.param && segment !== '') {
-    const found = find(node.param.node, segments, i + 1, params);
-    if (found && found.routes.size > 0) {
-      params[node.param.name] = safeDecode(segment);
-      return found;
-    }
+    const depth = values.length;
+    values.push(safeDecode(segment));
+    const found = find(node.param, segments, i + 1, values);
+    if (found && found.routes.size > 0) return found;
+    values.length = depth;
   }
   return undefined;
 }
