@@ -19,12 +19,21 @@ import { AUTH_COLLECTIONS } from './domain/auth/records.js';
 import { loadSecrets } from './domain/auth/secrets.js';
 import { authRoutes } from './http/routes/auth.js';
 import { API_INFO } from './version.js';
+import { loadSite, type Site } from './domain/site/load.js';
+import { INVENTORY_COLLECTIONS } from './domain/inventory/records.js';
+import { Inventory } from './domain/inventory/inventory.js';
+import { InventoryView } from './domain/inventory/view.js';
+import { SkuImages } from './domain/inventory/images.js';
+import { inventoryRoutes } from './http/routes/inventory.js';
 
 export interface App {
   config: Config;
   server: HttpServer;
   store: Store;
   auth: Auth;
+  site: Site;
+  inventory: Inventory;
+  view: InventoryView;
   tls: TlsFiles;
   port: number;
   /** Stops the listener, waits for in-flight requests (bounded), closes the store. */
@@ -39,11 +48,21 @@ export interface AppOptions {
 /** Starts the whole daemon except process-level concerns. */
 export async function startApp(config: Config, logger: Logger, options: AppOptions = {}): Promise<App> {
   mkdirSync(config.state_dir, { recursive: true, mode: 0o700 });
-  const store = await Store.open({ dir: path.join(config.state_dir, 'db') }, [...AUTH_COLLECTIONS], MIGRATIONS);
+  // The site first: a bad layout file stops the start before anything is written.
+  const site = loadSite(config.site);
+  logger.info({ site: config.site, name: site.name, levels: site.levels.length, spaces: site.levels.reduce((n, l) => n + l.storage.length, 0) }, 'site layout loaded');
+  const store = await Store.open({ dir: path.join(config.state_dir, 'db') }, [...AUTH_COLLECTIONS, ...INVENTORY_COLLECTIONS], MIGRATIONS);
   logger.info({ dir: path.join(config.state_dir, 'db'), schema_version: store.schemaVersion() }, 'store opened');
   const auth = await Auth.open({
     store, secrets: loadSecrets(config.state_dir), settings: () => DEFAULT_AUTH_SETTINGS, logger, stateDir: config.state_dir, now: Date.now,
   });
+
+  const view = new InventoryView(site, store);
+  const inventory = new Inventory({ store, site, view, now: Date.now });
+  if (await inventory.seedFromLayout()) logger.info({ carriers: site.layout.carriers.length, skus: site.layout.skus.length }, 'inventory seeded from the site layout');
+  const started = performance.now();
+  view.build();
+  logger.info({ rows: view.size, ms: Math.round(performance.now() - started) }, 'inventory view built');
 
   const tls = await ensureCertificate(config.state_dir, config.tls_cert, config.tls_key);
   logger.info({ cert: tls.certFile, sha256: tls.fingerprint256, self_signed: tls.selfSigned, created: tls.created }, 'TLS certificate');
@@ -63,6 +82,9 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
     healthRoute,
     ...docsRoutes(() => server.router.routes, API_INFO),
     ...authRoutes(auth, { timeZone: config.timezone, maxPageSize: config.max_page_size }),
+    ...inventoryRoutes({
+      site, store, inventory, view, images: new SkuImages(config.state_dir), timeZone: config.timezone, maxPageSize: config.max_page_size,
+    }),
   );
 
   let port: number;
@@ -76,7 +98,7 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
   logger.info({ url: `https://${config.host}:${port}/api`, host: config.host, port }, 'HTTPS API listening');
 
   return {
-    config, server, store, auth, tls, port,
+    config, server, store, auth, site, inventory, view, tls, port,
     async close() {
       const { unfinished } = await server.close(config.shutdown_timeout_ms);
       if (unfinished > 0) logger.warn({ unfinished }, 'shutdown timeout: requests still running were cut off');

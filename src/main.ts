@@ -7,6 +7,7 @@ import { createLogger, type Logger } from './log/logger.js';
 import { startApp, type App } from './app.js';
 import { notifyReady, notifyStatus, notifyStopping, notifyWatchdog, watchdogIntervalMs } from './native/addon.js';
 import { VERSION } from './version.js';
+import { SiteError } from './domain/site/load.js';
 
 /** sysexits(3) EX_CONFIG: the unit does not restart on it, since a restart cannot help. */
 const EXIT_CONFIG = 78;
@@ -30,6 +31,13 @@ async function main(): Promise<void> {
   try {
     app = await startApp(config, logger);
   } catch (err) {
+    if (err instanceof SiteError) {
+      // Every problem of the layout file, one per line, so a site engineer fixes it in one pass.
+      logger.fatal({ site: config.site, problems: err.problems }, 'the site layout file cannot be used');
+      process.stderr.write(`warehouse-controller: ${err.message}\n`);
+      process.exitCode = EXIT_CONFIG;
+      return;
+    }
     logger.fatal({ err }, 'start failed');
     process.exitCode = EXIT_SOFTWARE;
     return;

@@ -90,6 +90,12 @@ export class Store {
     return next;
   }
 
+  /** Makes the next value of a sequence larger than `value` (after importing ids). Call only inside `write`. */
+  raiseSequence(sequence: string, value: number): void {
+    if (this.writing === 0) throw new Error('raiseSequence must run inside Store.write()');
+    if (this.sequence(sequence) < value) this.meta.putSync(`seq:${sequence}`, value);
+  }
+
   /** The current value of a named sequence (0 before its first use). */
   sequence(sequence: string): number {
     return (this.meta.get(`seq:${sequence}`) as number | undefined) ?? 0;

@@ -67,6 +67,7 @@ const LevelSchema = Type.Object(
     ),
     rows: Type.Array(Type.String(), { minItems: 1, description: 'One string per grid row (y), one character per cell (x)' }),
     rfid_tags: Type.Optional(Type.Array(Point, { description: 'Default: one tag on every highway cell' })),
+    box_height_max: Type.Optional(Type.Integer({ minimum: 1, description: 'Tallest box a carrier on this level may hold, millimetres (default 400)' })),
     serial_device: Type.String({ pattern: '^(sim|/dev/\\S+)$', description: 'Radio gateway device, or "sim"' }),
     bots: Type.Array(BotSchema),
   },

@@ -1,0 +1,95 @@
+/**
+ * What the store keeps about inventory: SKUs with their running totals, carriers with their
+ * positions, and boxes with the one load each may hold. Instants are epoch milliseconds.
+ * The SKU totals are derived data kept in the same transaction as the loads that move them
+ * (see docs/inventory.md); nothing recomputes them by scanning.
+ */
+import type { CollectionDef } from '../../store/collection.js';
+import type { MeasurementUnit, OnEmptySkuAction } from '../site/layout.js';
+
+export interface SkuImage {
+  /** File name under `<state dir>/sku-images/`. */
+  file: string;
+  type: string;
+  bytes: number;
+}
+
+export interface SkuRecord {
+  id: string;
+  name: string | null;
+  measurement_unit: MeasurementUnit;
+  on_empty_sku_action: OnEmptySkuAction;
+  /** Box-size key (see section-code.ts boxSizeKey) -> most items of this SKU such a box holds. */
+  allowed_box_size_capacities: Record<string, number> | null;
+  balcony_ids: number[] | null;
+  image: SkuImage | null;
+  /** Sum of item_count over the SKU's loads. */
+  total_quantity: number;
+  /** Sum of item_count_max over the SKU's loads. */
+  max_quantity: number;
+  /** Sum of every increase of the SKU's quantity since it was created (>= 0). */
+  total_positive_inventory_bookings: number;
+  /** Sum of every decrease, as a negative number (<= 0). */
+  total_negative_inventory_bookings: number;
+  /** Items promised to open fulfillment work (kept by the brain; 0 without it). */
+  reserved_out: number;
+  /** Room promised to open replenishment work (kept by the brain; 0 without it). */
+  reserved_in: number;
+  load_count: number;
+  /** Carrier sections the SKU's boxes take (carrier_utilization = sections / 32). */
+  sections: number;
+  created_at: number;
+  updated_at: number;
+  deleted_at: number | null;
+}
+
+export interface CarrierRecord {
+  id: string;
+  level_id: number;
+  x: number;
+  y: number;
+  updated_at: number;
+}
+
+export interface LoadRecord {
+  sku_id: string;
+  item_count: number;
+  item_count_max: number;
+}
+
+export interface BoxRecord {
+  id: number;
+  carrier_id: string;
+  /** Canonical 32-bit section code. */
+  code32: number;
+  load: LoadRecord | null;
+  updated_at: number;
+}
+
+export const skus: CollectionDef<SkuRecord> = {
+  name: 'skus',
+  key: (s) => s.id,
+  indexes: [{ name: 'measurement_unit', of: (s) => s.measurement_unit }],
+};
+
+export const carriers: CollectionDef<CarrierRecord> = {
+  name: 'carriers',
+  key: (c) => c.id,
+  indexes: [{ name: 'position', of: (c) => positionKey(c.level_id, c.x, c.y), unique: true }],
+};
+
+export const boxes: CollectionDef<BoxRecord> = {
+  name: 'boxes',
+  key: (b) => b.id,
+  indexes: [
+    { name: 'carrier_id', of: (b) => b.carrier_id },
+    { name: 'sku_id', of: (b) => b.load?.sku_id },
+  ],
+};
+
+/** The key of a grid cell: where a carrier stands. */
+export function positionKey(levelId: number, x: number, y: number): string {
+  return `${levelId}:${x}:${y}`;
+}
+
+export const INVENTORY_COLLECTIONS = [skus, carriers, boxes] as const;

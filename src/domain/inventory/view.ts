@@ -1,0 +1,292 @@
+/**
+ * The inventory view (spec 2.12, 4.6) kept in memory: one row per box on a carrier and one
+ * per empty storage space (no carrier, or a carrier without boxes). Rows are rebuilt from
+ * the store per carrier after each committed change, so the view can never drift from LMDB
+ * for long, and a list request reads rows and small indexes without touching the disk. A
+ * refresh is idempotent: it re-reads the carrier, so the order of refreshes does not matter.
+ */
+import type { ListSource } from '../list/index.js';
+import type { Site, SiteLevel, StorageSpace } from '../site/load.js';
+import type { Store } from '../../store/store.js';
+import { boxes, carriers, positionKey, skus, type BoxRecord, type CarrierRecord, type SkuRecord } from './records.js';
+import { PortDistances, etaSeconds } from './eta.js';
+
+/** Default largest box height on a level, millimetres, when the layout gives none. */
+export const DEFAULT_BOX_HEIGHT_MAX = 400;
+
+/** One row. Derived fields (sizes, codes as text, SKU name) are read through the field table. */
+export interface InventoryRow {
+  id: string;
+  level_id: number;
+  position_x: number;
+  position_y: number;
+  depth: number | null;
+  carrier_id: string | null;
+  box_id: number | null;
+  code32: number | null;
+  /** Union of the section codes of every box on the carrier (0 without one). */
+  occupancy: number;
+  eta: number | null;
+  sku_id: string | null;
+  item_count: number | null;
+  item_count_max: number | null;
+  box_height_max: number;
+  updated_at: number | null;
+}
+
+/** What rows show of an SKU. */
+export interface SkuFacts {
+  name: string | null;
+  measurement_unit: string;
+  on_empty_sku_action: string;
+}
+
+export class InventoryView implements ListSource<InventoryRow> {
+  private readonly rows = new Map<string, InventoryRow>();
+  private readonly byCarrier = new Map<string, InventoryRow[]>();
+  private readonly bySku = new Map<string, Set<InventoryRow>>();
+  private readonly byLevel = new Map<number, Set<InventoryRow>>();
+  private readonly byBox = new Map<number, InventoryRow>();
+  /** Where each carrier stood at its last refresh: to restore the empty-space row it leaves. */
+  private readonly carrierAt = new Map<string, string>();
+  /** Carrier standing on each cell, by position key. */
+  private readonly carrierOn = new Map<string, string>();
+  private readonly skuFacts = new Map<string, SkuFacts>();
+  private readonly distances = new Map<number, PortDistances>();
+  private readonly boxHeight = new Map<number, number>();
+
+  constructor(
+    private readonly site: Site,
+    private readonly store: Store,
+  ) {
+    for (const level of site.levels) this.distances.set(level.id, new PortDistances(level));
+    for (const level of site.layout.levels) this.boxHeight.set(level.id, level.box_height_max ?? DEFAULT_BOX_HEIGHT_MAX);
+  }
+
+  /** Builds every row from the store: at start. */
+  build(): void {
+    for (const sku of this.store.collection(skus).scan()) this.skuFacts.set(sku.id, factsOf(sku));
+    for (const level of this.site.levels) for (const space of level.storage) this.put(this.spaceRow(space, null));
+    const byCarrier = new Map<string, BoxRecord[]>();
+    for (const box of this.store.collection(boxes).scan()) {
+      let list = byCarrier.get(box.carrier_id);
+      if (!list) byCarrier.set(box.carrier_id, (list = []));
+      list.push(box);
+    }
+    for (const carrier of this.store.collection(carriers).scan()) this.place(carrier, byCarrier.get(carrier.id) ?? []);
+    for (const level of this.site.levels) for (const lane of level.lanes) this.refreshLane(level, lane.index);
+  }
+
+  /** Re-reads carriers after a committed change and rebuilds their rows. */
+  refreshCarriers(ids: Iterable<string>): void {
+    const lanes = new Set<string>();
+    for (const id of ids) {
+      const carrier = this.store.collection(carriers).get(id);
+      const before = this.carrierAt.get(id);
+      // A carrier that stays on its cell keeps its rows (and their place in scan order).
+      if (before !== undefined && (!carrier || before !== positionKey(carrier.level_id, carrier.x, carrier.y))) this.leave(id, before, lanes);
+      if (carrier) {
+        this.place(carrier, [...this.store.collection(boxes).findBy('carrier_id', id)]);
+        this.noteLane(carrier.level_id, carrier.x, carrier.y, lanes);
+      }
+    }
+    for (const key of lanes) {
+      const [level, lane] = key.split(':').map(Number) as [number, number];
+      this.refreshLane(this.site.level(level)!, lane);
+    }
+  }
+
+  /** Re-reads an SKU's name, unit and empty action after a committed change. */
+  refreshSku(id: string): void {
+    const sku = this.store.collection(skus).get(id);
+    if (sku) this.skuFacts.set(id, factsOf(sku));
+    else this.skuFacts.delete(id);
+  }
+
+  /** What rows show of an SKU, if it exists. */
+  sku(id: string | null): SkuFacts | undefined {
+    return id === null ? undefined : this.skuFacts.get(id);
+  }
+
+  /** Number of rows. */
+  get size(): number {
+    return this.rows.size;
+  }
+
+  lookup(field: string, values: readonly unknown[]): Iterable<InventoryRow> | undefined {
+    switch (field) {
+      case 'sku_id': return this.fromIndex(this.bySku, values);
+      case 'level_id': return this.fromIndex(this.byLevel, values);
+      case 'carrier_id': return values.flatMap((v) => (this.byCarrier.get(v as string) ?? []).filter((r) => r.carrier_id === v));
+      case 'box_id': return values.flatMap((v) => (this.byBox.has(v as number) ? [this.byBox.get(v as number)!] : []));
+      default: return undefined;
+    }
+  }
+
+  scan(): Iterable<InventoryRow> {
+    return this.rows.values();
+  }
+
+  // ------------------------------------------------------------------ row upkeep
+
+  private fromIndex<K>(index: Map<K, Set<InventoryRow>>, values: readonly unknown[]): Iterable<InventoryRow> {
+    if (values.length === 1) return index.get(values[0] as K) ?? [];
+    const out: InventoryRow[] = [];
+    for (const v of values) for (const row of index.get(v as K) ?? []) out.push(row);
+    return out;
+  }
+
+  /** Rows of a carrier at its position: one per box, or its space's empty row when it has none. */
+  private place(carrier: CarrierRecord, carrierBoxes: BoxRecord[]): void {
+    const cell = positionKey(carrier.level_id, carrier.x, carrier.y);
+    this.carrierAt.set(carrier.id, cell);
+    this.carrierOn.set(cell, carrier.id);
+    const level = this.site.level(carrier.level_id);
+    const space = level?.spaceAt(carrier.x, carrier.y);
+    let occupancy = 0;
+    for (const box of carrierBoxes) occupancy = (occupancy | box.code32) >>> 0;
+
+    const old = this.byCarrier.get(carrier.id) ?? [];
+    const keep = new Set<string>();
+    const list: InventoryRow[] = [];
+    if (carrierBoxes.length === 0) {
+      if (space) {
+        const row = this.spaceRow(space, carrier);
+        keep.add(row.id);
+        list.push(this.put(row));
+      }
+    } else {
+      if (space) this.drop(spaceId(space.level_id, space.x, space.y));
+      for (const box of carrierBoxes) {
+        const row: InventoryRow = {
+          id: `box-${box.id}`,
+          level_id: carrier.level_id,
+          position_x: carrier.x,
+          position_y: carrier.y,
+          depth: space?.depth ?? null,
+          carrier_id: carrier.id,
+          box_id: box.id,
+          code32: box.code32,
+          occupancy,
+          eta: null,
+          sku_id: box.load?.sku_id ?? null,
+          item_count: box.load?.item_count ?? null,
+          item_count_max: box.load?.item_count_max ?? null,
+          box_height_max: this.boxHeight.get(carrier.level_id) ?? DEFAULT_BOX_HEIGHT_MAX,
+          updated_at: box.updated_at,
+        };
+        keep.add(row.id);
+        list.push(this.put(row));
+      }
+    }
+    // A row may have moved to another carrier already (a swap refreshes both): leave it there.
+    for (const row of old) if (!keep.has(row.id) && row.box_id !== null && row.carrier_id === carrier.id) this.drop(row.id);
+    this.byCarrier.set(carrier.id, list);
+    if (!level?.spaceAt(carrier.x, carrier.y)) {
+      const distance = this.distances.get(carrier.level_id)?.from(carrier.x, carrier.y);
+      for (const row of list) row.eta = distance === undefined ? null : etaSeconds(0, 0, distance);
+    }
+  }
+
+  /** Takes a carrier off the cell it stood on, restoring that space's empty row. */
+  private leave(carrierId: string, cell: string, lanes: Set<string>): void {
+    for (const row of this.byCarrier.get(carrierId) ?? []) if (row.box_id !== null && row.carrier_id === carrierId) this.drop(row.id);
+    this.byCarrier.delete(carrierId);
+    this.carrierAt.delete(carrierId);
+    if (this.carrierOn.get(cell) === carrierId) this.carrierOn.delete(cell);
+    const [level, x, y] = cell.split(':').map(Number) as [number, number, number];
+    const space = this.site.level(level)?.spaceAt(x, y);
+    if (space) this.put(this.spaceRow(space, null));
+    this.noteLane(level, x, y, lanes);
+  }
+
+  private noteLane(levelId: number, x: number, y: number, lanes: Set<string>): void {
+    const space = this.site.level(levelId)?.spaceAt(x, y);
+    if (space) lanes.add(`${levelId}:${space.lane}`);
+  }
+
+  /** Sets `eta` on every row of a lane: it depends on the carriers standing in front. */
+  private refreshLane(level: SiteLevel, laneIndex: number): void {
+    const lane = level.lanes[laneIndex]!;
+    const distance = this.distances.get(level.id)!.from(lane.access.x, lane.access.y);
+    let blocking = 0;
+    for (const space of lane.spaces) {
+      const carrierId = this.carrierOn.get(positionKey(level.id, space.x, space.y));
+      const eta = distance === undefined ? null : etaSeconds(space.depth, blocking, distance);
+      if (carrierId === undefined) {
+        const row = this.rows.get(spaceId(level.id, space.x, space.y));
+        if (row) row.eta = null;
+        continue;
+      }
+      for (const row of this.byCarrier.get(carrierId) ?? []) row.eta = eta;
+      blocking++;
+    }
+  }
+
+  private spaceRow(space: StorageSpace, carrier: CarrierRecord | null): InventoryRow {
+    return {
+      id: spaceId(space.level_id, space.x, space.y),
+      level_id: space.level_id,
+      position_x: space.x,
+      position_y: space.y,
+      depth: space.depth,
+      carrier_id: carrier?.id ?? null,
+      box_id: null,
+      code32: null,
+      occupancy: 0,
+      eta: null,
+      sku_id: null,
+      item_count: null,
+      item_count_max: null,
+      box_height_max: this.boxHeight.get(space.level_id) ?? DEFAULT_BOX_HEIGHT_MAX,
+      updated_at: carrier?.updated_at ?? null,
+    };
+  }
+
+  /** Inserts or replaces a row by id; a replaced row keeps its place in scan order. */
+  private put(row: InventoryRow): InventoryRow {
+    const old = this.rows.get(row.id);
+    if (old) {
+      this.unindex(old);
+      Object.assign(old, row);
+      this.index(old);
+      return old;
+    }
+    this.rows.set(row.id, row);
+    this.index(row);
+    return row;
+  }
+
+  private drop(id: string): void {
+    const row = this.rows.get(id);
+    if (!row) return;
+    this.unindex(row);
+    this.rows.delete(id);
+  }
+
+  private index(row: InventoryRow): void {
+    if (row.sku_id !== null) addTo(this.bySku, row.sku_id, row);
+    addTo(this.byLevel, row.level_id, row);
+    if (row.box_id !== null) this.byBox.set(row.box_id, row);
+  }
+
+  private unindex(row: InventoryRow): void {
+    if (row.sku_id !== null) this.bySku.get(row.sku_id)?.delete(row);
+    this.byLevel.get(row.level_id)?.delete(row);
+    if (row.box_id !== null && this.byBox.get(row.box_id) === row) this.byBox.delete(row.box_id);
+  }
+}
+
+function spaceId(level: number, x: number, y: number): string {
+  return `space-${level}-${x}-${y}`;
+}
+
+function addTo<K>(index: Map<K, Set<InventoryRow>>, key: K, row: InventoryRow): void {
+  let set = index.get(key);
+  if (!set) index.set(key, (set = new Set()));
+  set.add(row);
+}
+
+function factsOf(sku: SkuRecord): SkuFacts {
+  return { name: sku.name, measurement_unit: sku.measurement_unit, on_empty_sku_action: sku.on_empty_sku_action };
+}
