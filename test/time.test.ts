@@ -1,7 +1,7 @@
 // Timestamps: legacy wall time and _utc twin, filter bounds, across DST changes.
 import t from 'tap';
 import fc from 'fast-check';
-import { isValidTimeZone, legacyTime, parseTimeBound, stampPair, utcTime, zoneOffsetMs } from '../src/domain/time.js';
+import { isValidTimeZone, legacyStamp, legacyTime, parseTimeBound, stampPair, utcStamp, utcTime, zoneOffsetMs } from '../src/domain/time.js';
 
 const BERLIN = 'Europe/Berlin';
 const NY = 'America/New_York';
@@ -60,4 +60,20 @@ t.test('property: legacy text parses back to the instant, except in the repeated
     }), { numRuns: 2000 });
     t.pass(zone);
   }
+});
+
+t.test('property: the formatted text is what Date#toISOString says, for any instant', async (t) => {
+  // Whole range of Date, extended years and instants before 1970 included; the minute
+  // prefix cache must never answer for another minute.
+  const instant = fc.oneof(fc.integer({ min: -8.64e15, max: 8.64e15 }), fc.integer({ min: at('2026-01-01T00:00:00Z'), max: at('2026-01-03T00:00:00Z') }));
+  const YEAR_1 = at('0001-01-01T00:00:00Z');
+  fc.assert(fc.property(instant, (ms) => {
+    const iso = new Date(ms).toISOString();
+    // Intl counts years before 1 by era, so the legacy form is checked from year 1 on.
+    return utcTime(ms) === `${iso.slice(0, -1)}+00:00` && (ms < YEAR_1 || legacyTime(ms, 'UTC') === iso.slice(0, -1));
+  }), { numRuns: 5000 });
+  t.equal(legacyStamp(null, BERLIN), null);
+  t.equal(utcStamp(undefined), null);
+  t.equal(legacyStamp(at('2026-01-15T11:30:00.250Z'), BERLIN), '2026-01-15T12:30:00.250');
+  t.equal(utcStamp(at('2026-01-15T11:30:00.250Z')), '2026-01-15T11:30:00.250+00:00');
 });
