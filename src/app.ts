@@ -14,7 +14,6 @@ import { healthRoute } from './http/routes/health.js';
 import { Store } from './store/store.js';
 import { MIGRATIONS } from './store/migrations.js';
 import { Auth } from './domain/auth/auth.js';
-import { DEFAULT_AUTH_SETTINGS } from './domain/auth/context.js';
 import { AUTH_COLLECTIONS } from './domain/auth/records.js';
 import { loadSecrets } from './domain/auth/secrets.js';
 import { authRoutes } from './http/routes/auth.js';
@@ -25,12 +24,22 @@ import { Inventory } from './domain/inventory/inventory.js';
 import { InventoryView } from './domain/inventory/view.js';
 import { SkuImages } from './domain/inventory/images.js';
 import { inventoryRoutes } from './http/routes/inventory.js';
+import { EVENT_COLLECTIONS, Events } from './domain/events/events.js';
+import { EVENT } from './domain/events/catalogue.js';
+import { SETTINGS_COLLECTIONS, Settings } from './domain/settings/settings.js';
+import { settingRegistry } from './domain/settings/registry.js';
+import { authSettingsFrom } from './domain/settings/auth-settings.js';
+import { settingsRoutes } from './http/routes/settings.js';
+import { eventRoutes } from './http/routes/events.js';
+import { VERSION } from './version.js';
 
 export interface App {
   config: Config;
   server: HttpServer;
   store: Store;
   auth: Auth;
+  events: Events;
+  settings: Settings;
   site: Site;
   inventory: Inventory;
   view: InventoryView;
@@ -51,11 +60,23 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
   // The site first: a bad layout file stops the start before anything is written.
   const site = loadSite(config.site);
   logger.info({ site: config.site, name: site.name, levels: site.levels.length, spaces: site.levels.reduce((n, l) => n + l.storage.length, 0) }, 'site layout loaded');
-  const store = await Store.open({ dir: path.join(config.state_dir, 'db') }, [...AUTH_COLLECTIONS, ...INVENTORY_COLLECTIONS], MIGRATIONS);
+  const store = await Store.open(
+    { dir: path.join(config.state_dir, 'db') },
+    [...AUTH_COLLECTIONS, ...INVENTORY_COLLECTIONS, ...SETTINGS_COLLECTIONS, ...EVENT_COLLECTIONS],
+    MIGRATIONS,
+  );
   logger.info({ dir: path.join(config.state_dir, 'db'), schema_version: store.schemaVersion() }, 'store opened');
+  const events = new Events(store, Date.now);
+  const settings = new Settings(store, settingRegistry({ timeZone: config.timezone, maxPageSize: config.max_page_size }), Date.now, events);
+  // Both are restart_required: read once, here. A stored setting wins over the configuration.
+  const timeZone = settings.value<string>('time.zone');
+  const maxPageSize = settings.value<number>('api.maxPageSize');
+  const pending = settings.pendingRestart();
+  if (Object.keys(pending).length > 0) logger.warn({ pending }, 'settings pending a restart');
   const auth = await Auth.open({
-    store, secrets: loadSecrets(config.state_dir), settings: () => DEFAULT_AUTH_SETTINGS, logger, stateDir: config.state_dir, now: Date.now,
+    store, secrets: loadSecrets(config.state_dir), settings: authSettingsFrom(settings), logger, stateDir: config.state_dir, now: Date.now, events,
   });
+  const stopRetention = events.keep(() => settings.value<number>('events.retentionDays'), 3600_000, (err) => logger.error({ err }, 'event pruning failed'));
 
   const view = new InventoryView(site, store);
   const inventory = new Inventory({ store, site, view, now: Date.now });
@@ -81,25 +102,33 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
   server.register(
     healthRoute,
     ...docsRoutes(() => server.router.routes, API_INFO),
-    ...authRoutes(auth, { timeZone: config.timezone, maxPageSize: config.max_page_size }),
-    ...inventoryRoutes({
-      site, store, inventory, view, images: new SkuImages(config.state_dir), timeZone: config.timezone, maxPageSize: config.max_page_size,
+    ...authRoutes(auth, {
+      timeZone, maxPageSize,
+      settingsOf: (caller) => ({ ...settings.resolved(caller, 'system', null), ...settings.resolved(caller, 'user', caller.kind === 'user' ? caller.id! : null) }),
+      settingsVersion: () => settings.version(),
     }),
+    ...inventoryRoutes({ site, store, inventory, view, images: new SkuImages(config.state_dir), timeZone, maxPageSize }),
+    ...settingsRoutes(settings, store, timeZone),
+    ...eventRoutes(store, { timeZone, maxPageSize }),
   );
 
   let port: number;
   try {
     port = await server.listen();
   } catch (err) {
+    stopRetention();
     await auth.close();
     await store.close();
     throw err;
   }
   logger.info({ url: `https://${config.host}:${port}/api`, host: config.host, port }, 'HTTPS API listening');
+  await events.emit(EVENT.started, `controller ${VERSION} started on port ${port} with site "${site.name}"`);
 
   return {
-    config, server, store, auth, site, inventory, view, tls, port,
+    config, server, store, auth, events, settings, site, inventory, view, tls, port,
     async close() {
+      await events.emit(EVENT.stopping, 'controller stopping').catch((err: unknown) => logger.error({ err }, 'could not record the stop event'));
+      stopRetention();
       const { unfinished } = await server.close(config.shutdown_timeout_ms);
       if (unfinished > 0) logger.warn({ unfinished }, 'shutdown timeout: requests still running were cut off');
       await auth.close();

@@ -37,7 +37,7 @@ t.test('legacy code, sizes and overlap', async (t) => {
   t.notOk(overlaps(0xf0000000, 0x0f000000));
 });
 
-t.test('every legacy code survives the round trip through the canonical code', async (t) => {
+t.test('every legacy code survives the round trip through the canonical code', async () => {
   fc.assert(fc.property(fc.integer({ min: 1, max: 255 }), (legacy) => {
     const code = parseSectionCode(legacy);
     return legacyCode(code) === legacy && parseSectionCode(codeDigits(legacy, 8)) === code && sectionCount(code) === 4 * sectionCount(legacy);

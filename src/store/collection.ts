@@ -82,6 +82,12 @@ export class Collection<T> {
     for (const { value } of this.records.getRange()) yield value;
   }
 
+  /** Records from key `start` upward (or downward from it with `reverse`), in key order. */
+  *range(start?: Key, reverse = false): Iterable<T> {
+    const options = start === undefined ? { reverse } : { start, reverse };
+    for (const { value } of this.records.getRange(options)) yield value;
+  }
+
   /** Number of records (reads LMDB's own statistics; no scan). */
   count(): number {
     return this.records.getCount();

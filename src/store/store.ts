@@ -30,6 +30,8 @@ export class Store {
   private readonly meta: Database<unknown, string>;
   private readonly collections = new Map<string, Collection<unknown>>();
   private writing = 0;
+  /** Callbacks of the transaction being written, run once it is durable. */
+  private committed: (() => void)[] = [];
 
   private constructor(options: StoreOptions) {
     mkdirSync(options.dir, { recursive: true, mode: 0o700 });
@@ -68,17 +70,42 @@ export class Store {
    * transaction is aborted, nothing is written, and the error is rethrown.
    */
   async write<R>(fn: () => R): Promise<R> {
+    const after: (() => void)[] = [];
     // A child transaction inside the batched write: a throw rolls back this callback alone.
     const result = await this.root.childTransaction(() => {
+      const outer = this.committed;
+      this.committed = after;
       this.writing++;
       try {
         return fn();
+      } catch (err) {
+        after.length = 0;
+        throw err;
       } finally {
         this.writing--;
+        this.committed = outer;
       }
     });
     await this.root.flushed;
+    for (const callback of after) {
+      try {
+        callback();
+      } catch (err) {
+        // The change is committed: a failing listener must not make it look refused.
+        process.emitWarning(`afterCommit callback failed: ${(err as Error).stack ?? String(err)}`);
+      }
+    }
     return result;
+  }
+
+  /**
+   * Runs `callback` once the current write is durable (live notifications that must never
+   * announce what a crash could still take back); dropped if the write is rolled back.
+   * Call only inside `write`.
+   */
+  afterCommit(callback: () => void): void {
+    if (this.writing === 0) throw new Error('afterCommit must run inside Store.write()');
+    this.committed.push(callback);
   }
 
   /** The next value of a named integer sequence (1, 2, ...). Call only inside `write`. */

@@ -7,7 +7,9 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { DomainError, NotFoundError, ValidationError } from '../errors.js';
 import type { Caller } from './caller.js';
-import { AUTH_VERSION, type AuthDeps } from './context.js';
+import { authChanged, type AuthDeps } from './context.js';
+import { EVENT } from '../events/catalogue.js';
+import { who } from './caller.js';
 import { expandPermissions } from './permissions.js';
 import { checkPermissions } from './roles.js';
 import { apiKeys, type ApiKeyRecord } from './records.js';
@@ -52,7 +54,7 @@ export async function generateApiKey(deps: AuthDeps, caller: Caller, input: Gene
       created_at: now,
     };
     deps.store.collection(apiKeys).put(r);
-    deps.store.nextId(AUTH_VERSION);
+    authChanged(deps, EVENT.apiKeyCreated, `API key ${r.id} "${r.name}" created by ${who(caller)} with ${permission_keys.length} permission(s), ${expires_at === null ? 'never expiring' : `expiring ${new Date(expires_at).toISOString()}`}`);
     return r;
   });
   return { record, value };
@@ -68,7 +70,7 @@ export async function deleteApiKey(deps: AuthDeps, id: number): Promise<ApiKeyRe
   return deps.store.write(() => {
     const removed = deps.store.collection(apiKeys).remove(id);
     if (!removed) throw new NotFoundError(`No API key ${id}`);
-    deps.store.nextId(AUTH_VERSION);
+    authChanged(deps, EVENT.apiKeyDeleted, `API key ${removed.id} "${removed.name}" deleted`);
     return removed;
   });
 }
@@ -83,7 +85,7 @@ export async function setApiKeyPermissions(deps: AuthDeps, caller: Caller, id: n
     if (record.authority_level > caller.authorityLevel) throw new DomainError('forbidden', 'That key was made with more authority than yours');
     const next = { ...record, permission_keys };
     deps.store.collection(apiKeys).put(next);
-    deps.store.nextId(AUTH_VERSION);
+    authChanged(deps, EVENT.apiKeyPermissions, `API key ${id} "${record.name}" now has ${permission_keys.length} permission(s), set by ${who(caller)}`);
     return next;
   });
 }

@@ -6,7 +6,8 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { DomainError, TooManyRequestsError } from '../errors.js';
 import type { Caller } from './caller.js';
-import { AUTH_VERSION, type AuthDeps } from './context.js';
+import { AUTH_VERSION, authChanged, type AuthDeps } from './context.js';
+import { EVENT } from '../events/catalogue.js';
 import { findPresentedKey, generateApiKey, keyCaller, LastUsedTracker } from './api-keys.js';
 import { ALL_PERMISSION_KEYS } from './permissions.js';
 import { generatePassword, hashPassword, verifyPassword } from './passwords.js';
@@ -84,6 +85,10 @@ export class Auth {
       this.perAccount.fail(account);
       this.perAddress.fail(client);
       this.deps.logger.warn({ user_id: user?.id, address }, 'login failed');
+      const subject = user ? `user ${user.id}` : 'an unknown account';
+      await this.deps.events?.emit(EVENT.loginFailed, `login failed for ${subject} from ${address}`);
+      const locked = Math.max(this.perAccount.waitMs(account), this.perAddress.waitMs(client));
+      if (locked > 0) await this.deps.events?.emit(EVENT.lockedOut, `logins for ${subject} from ${address} refused for ${Math.ceil(locked / 1000)} s after repeated failures`);
       throw new DomainError('unauthorized', 'Incorrect email or password');
     }
     this.perAccount.clear(account);
@@ -179,7 +184,7 @@ export class Auth {
         token_version: 0, password_expires_at: null, otp_digest: null, otp_expires_at: null, created_at: now, updated_at: now,
       };
       deps.store.collection(users).put(record);
-      deps.store.nextId(AUTH_VERSION);
+      authChanged(deps, EVENT.userCreated, `first administrator user ${record.id} created (credentials in ${BOOTSTRAP_FILE})`);
       return record;
     });
     const caller: Caller = { kind: 'user', id: user.id, permissions: new Set(ALL_PERMISSION_KEYS), authorityLevel: superAdmin.authority_level };

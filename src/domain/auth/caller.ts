@@ -8,3 +8,8 @@ export interface Caller {
   /** Roles and users at or above this level are out of the caller's reach. */
   authorityLevel: number;
 }
+
+/** How events name a caller: never a secret, only kind and id. */
+export function who(caller: Caller): string {
+  return caller.kind === 'anonymous' ? 'an anonymous caller' : `${caller.kind === 'user' ? 'user' : 'API key'} ${caller.id}`;
+}

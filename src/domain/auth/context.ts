@@ -3,6 +3,8 @@ import type { Store } from '../../store/store.js';
 import type { Logger } from '../../log/logger.js';
 import { DEFAULT_POLICY, type PasswordPolicy } from './passwords.js';
 import type { AuthSecrets } from './secrets.js';
+import type { Events } from '../events/events.js';
+import type { EventKind } from '../events/catalogue.js';
 
 /** Lifetimes and rules; settings (issue #5) will own them, these are the documented defaults. */
 export interface AuthSettings {
@@ -31,7 +33,15 @@ export interface AuthDeps {
   logger: Logger;
   stateDir: string;
   now: () => number;
+  /** The event log; absent in the few unit tests that do not need it. */
+  events?: Events;
 }
 
 /** The sequence whose value is `auth_version` of client_state; raised by every auth change. */
 export const AUTH_VERSION = 'auth_version';
+
+/** Marks an auth change inside a write: moves `auth_version` and logs the event with it. */
+export function authChanged(deps: AuthDeps, kind: EventKind, description: string): void {
+  deps.store.nextId(AUTH_VERSION);
+  deps.events?.record(kind, description);
+}

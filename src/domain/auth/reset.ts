@@ -8,7 +8,8 @@ import { randomInt, timingSafeEqual } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { DomainError, ValidationError } from '../errors.js';
-import { AUTH_VERSION, type AuthDeps } from './context.js';
+import { authChanged, type AuthDeps } from './context.js';
+import { EVENT } from '../events/catalogue.js';
 import { hashPassword, policyIssues, verifyPassword } from './passwords.js';
 import { digest } from './secrets.js';
 import { users, type UserRecord } from './records.js';
@@ -72,7 +73,7 @@ export async function resetPassword(deps: AuthDeps, user: UserRecord | undefined
       token_version: current.token_version + 1,
       updated_at: deps.now(),
     });
-    deps.store.nextId(AUTH_VERSION);
+    authChanged(deps, EVENT.passwordReset, `user ${user.id} set a new password`);
   });
 }
 

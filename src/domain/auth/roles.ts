@@ -6,7 +6,9 @@
 import { randomUUID } from 'node:crypto';
 import { ConflictError, DomainError, NotFoundError, ValidationError } from '../errors.js';
 import type { Caller } from './caller.js';
-import { AUTH_VERSION, type AuthDeps } from './context.js';
+import { authChanged, type AuthDeps } from './context.js';
+import { EVENT } from '../events/catalogue.js';
+import { who } from './caller.js';
 import { ALL_PERMISSION_KEYS, expandPermissions, isPermission } from './permissions.js';
 import { roles, users, type RoleRecord } from './records.js';
 
@@ -73,7 +75,7 @@ export async function createRole(deps: AuthDeps, caller: Caller, input: Required
   return deps.store.write(() => {
     uniqueName(deps, role.name, undefined);
     deps.store.collection(roles).put(role);
-    deps.store.nextId(AUTH_VERSION);
+    authChanged(deps, EVENT.roleCreated, `role "${role.name}" (authority ${role.authority_level}) created by ${who(caller)}`);
     return role;
   });
 }
@@ -94,7 +96,7 @@ export async function updateRole(deps: AuthDeps, caller: Caller, id: string, inp
     };
     if (next.name !== role.name) uniqueName(deps, next.name, role.id);
     deps.store.collection(roles).put(next);
-    deps.store.nextId(AUTH_VERSION);
+    authChanged(deps, EVENT.roleUpdated, `role "${next.name}" (authority ${next.authority_level}, ${next.permissions.length} permission(s)) changed by ${who(caller)}`);
     return next;
   });
 }
@@ -108,7 +110,7 @@ export async function deleteRole(deps: AuthDeps, caller: Caller, id: string): Pr
     const holders = [...deps.store.collection(users).keysBy('role_id', role.id)].length;
     if (holders > 0) throw new ConflictError(`${holders} user(s) hold the role ${role.name}; give them another role first`);
     deps.store.collection(roles).remove(id);
-    deps.store.nextId(AUTH_VERSION);
+    authChanged(deps, EVENT.roleDeleted, `role "${role.name}" deleted by ${who(caller)}`);
     return role;
   });
 }

@@ -5,7 +5,9 @@
  */
 import { NotFoundError, ValidationError } from '../errors.js';
 import type { Caller } from './caller.js';
-import { AUTH_VERSION, type AuthDeps } from './context.js';
+import { authChanged, type AuthDeps } from './context.js';
+import { EVENT } from '../events/catalogue.js';
+import { who } from './caller.js';
 import { issueResetCode } from './reset.js';
 import { checkReach, getRole, listRoles } from './roles.js';
 import { roles, users, type RoleRecord, type UserRecord } from './records.js';
@@ -43,7 +45,7 @@ export async function createAccount(deps: AuthDeps, caller: Caller, input: Creat
       updated_at: now,
     };
     deps.store.collection(users).put(record); // the unique email index refuses a duplicate with 409
-    deps.store.nextId(AUTH_VERSION);
+    authChanged(deps, EVENT.userCreated, `user ${record.id} "${record.username}" created with role ${role.id} by ${who(caller)}`);
     return record;
   });
   await issueResetCode(deps, user, 'account created');
@@ -81,7 +83,7 @@ export async function updateUser(deps: AuthDeps, caller: Caller, input: UpdateUs
       updated_at: deps.now(),
     };
     deps.store.collection(users).put(record);
-    deps.store.nextId(AUTH_VERSION);
+    authChanged(deps, EVENT.userUpdated, `user ${record.id} "${record.username}" changed${role_id !== user.role_id ? ` (role ${user.role_id} -> ${role_id})` : ''} by ${who(caller)}`);
     return record;
   });
 }

@@ -1,0 +1,48 @@
+/**
+ * Every kind of event the controller emits: component, severity and a stable hex code, so a
+ * monitoring system can alert on codes without parsing text. docs/events.md lists them.
+ */
+
+/** Severity scale (larger is worse), spaced like syslog's so levels can be added between. */
+export const SEVERITY = {
+  debug: 10,
+  info: 20,
+  notice: 30,
+  warning: 40,
+  error: 50,
+  critical: 60,
+} as const;
+
+export interface EventKind {
+  component: string;
+  severity: number;
+  hex: string;
+  title: string;
+}
+
+const kind = (component: string, severity: number, hex: string, title: string): EventKind => ({ component, severity, hex, title });
+
+/** The catalogue; codes are never reused for another meaning. 0x1xxx system, 0x2xxx auth, 0x3xxx settings, 0x4xxx inventory. */
+export const EVENT = {
+  started: kind('system', SEVERITY.notice, '0x1001', 'Controller started'),
+  stopping: kind('system', SEVERITY.notice, '0x1002', 'Controller stopping'),
+  reportCreated: kind('system', SEVERITY.info, '0x1003', 'Diagnostics report created'),
+  supportIssue: kind('system', SEVERITY.info, '0x1004', 'Support issue created'),
+  loginFailed: kind('auth', SEVERITY.warning, '0x2001', 'Login failed'),
+  lockedOut: kind('auth', SEVERITY.error, '0x2002', 'Too many failed attempts: temporarily locked'),
+  apiKeyCreated: kind('auth', SEVERITY.notice, '0x2003', 'API key created'),
+  apiKeyDeleted: kind('auth', SEVERITY.notice, '0x2004', 'API key deleted'),
+  apiKeyPermissions: kind('auth', SEVERITY.notice, '0x2005', 'API key permissions changed'),
+  roleCreated: kind('auth', SEVERITY.notice, '0x2006', 'Role created'),
+  roleUpdated: kind('auth', SEVERITY.notice, '0x2007', 'Role changed'),
+  roleDeleted: kind('auth', SEVERITY.notice, '0x2008', 'Role deleted'),
+  userCreated: kind('auth', SEVERITY.info, '0x2009', 'User account created'),
+  userUpdated: kind('auth', SEVERITY.info, '0x200A', 'User account changed'),
+  passwordReset: kind('auth', SEVERITY.info, '0x200B', 'Password changed with a reset'),
+  settingChanged: kind('settings', SEVERITY.notice, '0x3001', 'Setting changed'),
+  settingReset: kind('settings', SEVERITY.notice, '0x3002', 'Setting restored to its default'),
+  skuDeleted: kind('inventory', SEVERITY.info, '0x4001', 'SKU deleted'),
+} as const;
+
+/** Every kind, for documentation and tests. */
+export const EVENT_KINDS: readonly EventKind[] = Object.values(EVENT);

@@ -1,0 +1,104 @@
+// The event log: what is recorded, with codes and severities; filters and order; durable,
+// increasing ids; retention; nothing secret in any event.
+import t from 'tap';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startTestApp, type TestApp } from './helpers/app.js';
+import { Client } from './helpers/client.js';
+import { Store } from '../src/store/store.js';
+import { EVENT, EVENT_KINDS } from '../src/domain/events/catalogue.js';
+import { EVENT_COLLECTIONS, Events } from '../src/domain/events/events.js';
+
+let a: TestApp;
+let c: Client;
+let boot: { email: string; password: string; api_key: string };
+
+t.before(async () => {
+  a = await startTestApp();
+  boot = JSON.parse(readFileSync(path.join(a.stateDir, 'bootstrap-admin.json'), 'utf8'));
+  c = new Client(a.app.port, readFileSync(a.app.tls.certFile), boot.api_key);
+});
+t.teardown(async () => {
+  c.close();
+  await a.close();
+});
+
+const list = async (query = '') => (await c.request(encodeURI(`/api/v2/events?size=200&${query}`))).json;
+
+t.test('the catalogue: unique codes, known severities', async (t) => {
+  const codes = EVENT_KINDS.map((k) => k.hex);
+  t.equal(new Set(codes).size, codes.length);
+  t.ok(EVENT_KINDS.every((k) => /^0x[0-9A-F]{4}$/.test(k.hex) && [10, 20, 30, 40, 50, 60].includes(k.severity)));
+});
+
+t.test('start, key creation, failed logins and the lockout are recorded', async (t) => {
+  const first = await list('sort_by=id');
+  t.match(first.items[0], { component: 'auth', hex_value: '0x2009' }, 'the first administrator');
+  t.ok(first.items.some((e: { hex_value: string; description: string }) => e.hex_value === '0x1001' && /started on port/.test(e.description)));
+  t.ok(first.items.some((e: { hex_value: string }) => e.hex_value === EVENT.apiKeyCreated.hex));
+
+  for (let i = 0; i < 6; i++) await c.request('/api/v2/auth/login', { method: 'POST', json: { email: boot.email, password: 'wrong password 1A!' } });
+  const failed = await list(`hex_value__eq=${EVENT.loginFailed.hex}`);
+  t.equal(failed.total, 5, 'each failure once; the sixth attempt was refused before any check');
+  t.match(failed.items[0], { component: 'auth', severity: 40, description: /^login failed for user 1 from / });
+  const locked = await list(`hex_value__eq=${EVENT.lockedOut.hex}`);
+  t.ok(locked.total >= 1);
+  t.equal(locked.items[0].severity, 50);
+
+  const key = await c.request('/api/v2/auth/generate_api_key', { method: 'POST', json: { name: 'events test', permission_keys: ['events:view'] } });
+  const keys = (await c.request('/api/v2/auth/api_keys?name__eq=events%20test')).json.items;
+  await c.request(`/api/v2/auth/api_keys/${keys[0].id}`, { method: 'DELETE' });
+  const deleted = await list(`hex_value__eq=${EVENT.apiKeyDeleted.hex}`);
+  t.match(deleted.items[0].description, /"events test" deleted/);
+
+  const all = JSON.stringify(await list());
+  for (const secret of [boot.password, boot.api_key, key.json.api_key, 'wrong password 1A!']) t.notOk(all.includes(secret), 'no secret in any event');
+});
+
+t.test('filters, search and order', async (t) => {
+  const all = await list();
+  const ids = all.items.map((e: { id: number }) => e.id);
+  t.same(ids, [...ids].sort((x: number, y: number) => y - x), 'newest first by default');
+  t.same((await list('sort_by=id')).items.map((e: { id: number }) => e.id), [...ids].reverse());
+  t.ok((await list('component__eq=auth')).items.every((e: { component: string }) => e.component === 'auth'));
+  t.ok((await list('component__in=system&component__in=settings')).items.every((e: { component: string }) => ['system', 'settings'].includes(e.component)));
+  t.ok((await list('severity__gte=40')).items.every((e: { severity: number }) => e.severity >= 40));
+  t.ok((await list('severity__in=40&severity__in=50')).total >= 2);
+  t.ok((await list('search=description:lockout OR description:refused')).total >= 1);
+  t.ok((await list('search=*:auth')).total >= 1);
+  t.equal((await list(`created_at__gte=2000-01-01T00:00:00Z&id__gte=${ids[0]}`)).total, 1);
+  for (const q of ['severity__eq=high', 'sort_by=colour', 'search=(x', 'created_at__gte=yesterday', 'level_id__eq=one']) {
+    t.equal((await c.request(encodeURI(`/api/v2/events?${q}`))).status, 422, q);
+  }
+});
+
+t.test('ids are durable and only grow; retention prunes the oldest', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'wh-events-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  let clock = 1_000_000;
+  let store = await Store.open({ dir }, [...EVENT_COLLECTIONS]);
+  let events = new Events(store, () => clock);
+  const heard: number[] = [];
+  events.subscribe((e) => heard.push(e.id));
+  for (let i = 0; i < 5; i++) {
+    await events.emit(EVENT.started, `start ${i}`);
+    clock += 86_400_000;
+  }
+  t.same(heard, [1, 2, 3, 4, 5], 'subscribers hear each event after commit, in order');
+  await t.rejects(store.write(() => {
+    events.record(EVENT.stopping, 'rolled back');
+    throw new Error('refused');
+  }));
+  t.same(heard, [1, 2, 3, 4, 5], 'a rolled-back event is never announced');
+  await store.close();
+
+  store = await Store.open({ dir }, [...EVENT_COLLECTIONS]);
+  events = new Events(store, () => clock);
+  const next = await events.emit(EVENT.started, 'after restart');
+  t.ok(next.id > 5, `id ${next.id} continues after a restart`);
+  t.same([...events.after(3)].map((e) => e.id), [4, 5, next.id]);
+  t.equal(await events.pruneBefore(1_000_000 + 2 * 86_400_000), 2, 'the two oldest days');
+  t.same([...events.after(0)].map((e) => e.id), [3, 4, 5, next.id]);
+  await store.close();
+});

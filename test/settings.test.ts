@@ -1,0 +1,147 @@
+// Settings over the real API: the registry, resolution, validation, custom keys, required
+// roles, restart-pending values, live effect on auth, and the versions and events they move.
+import t from 'tap';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { decodeJwt } from 'jose';
+import { startTestApp, type TestApp } from './helpers/app.js';
+import { Client, type Answer } from './helpers/client.js';
+import type { Caller } from '../src/domain/auth/caller.js';
+
+let a: TestApp;
+let c: Client;
+let boot: { email: string; password: string; api_key: string };
+
+t.before(async () => {
+  a = await startTestApp();
+  boot = JSON.parse(readFileSync(path.join(a.stateDir, 'bootstrap-admin.json'), 'utf8'));
+  c = new Client(a.app.port, readFileSync(a.app.tls.certFile), boot.api_key);
+});
+t.teardown(async () => {
+  c.close();
+  await a.close();
+});
+
+const send = (method: string, p: string, json?: unknown) => c.request(p, { method, ...(json === undefined ? {} : { json }) });
+const item = async (key: string) => ((await send('GET', '/api/v2/settings')).json.items as { key: string }[]).find((i) => i.key === key) as Record<string, unknown>;
+const locs = (r: Answer) => (r.json.detail as { loc: unknown[] }[]).map((d) => d.loc.join('.'));
+
+t.test('the registry is listed with types, bounds and effective values', async (t) => {
+  const r = await send('GET', '/api/v2/settings');
+  t.equal(r.status, 200);
+  t.equal(r.json.total, r.json.items.length);
+  const keys = r.json.items.map((i: { key: string }) => i.key);
+  for (const k of ['api.jobs.showCreated', 'auth.accessTokenMinutes', 'auth.refreshTokenDays', 'auth.passwordPolicy.minLength', 'time.zone', 'api.maxPageSize', 'picking.external.enabled', 'events.retentionDays', 'ui.locale']) {
+    t.ok(keys.includes(k), k);
+  }
+  t.match(await item('auth.accessTokenMinutes'), { value_type: 'integer', scope: 'system', value_json: null, default_value_json: 15, effective_value_json: 15, effective_value_known: true, minimum: 1, maximum: 1440, required_role: ['admin'], restart_required: false });
+  t.match(await item('ui.locale'), { scope: 'user', enum_values: ['en', 'de', 'fr', 'it', 'es', 'nl', 'pl', 'cs'] });
+  t.match(await item('time.zone'), { default_value_json: 'Europe/Berlin', restart_required: true });
+});
+
+t.test('known values are validated and a refused change changes nothing', async (t) => {
+  const version = (await send('GET', '/api/v2/auth/client_state')).json.settings_version;
+  for (const [key, value, msg] of [
+    ['auth.accessTokenMinutes', 'ten', 'valid integer'],
+    ['auth.accessTokenMinutes', 1.5, 'valid integer'],
+    ['auth.accessTokenMinutes', 0, 'greater than or equal to 1'],
+    ['auth.accessTokenMinutes', 100000, 'less than or equal to 1440'],
+    ['api.jobs.showCreated', 'yes', 'valid boolean'],
+    ['time.zone', 'Mars/Olympus', 'IANA'],
+    ['auth.accessTokenMinutes', null, 'null'],
+  ] as const) {
+    const r = await send('PATCH', `/api/v2/settings/${key}`, { value_json: value });
+    t.equal(r.status, 422, `${key} = ${JSON.stringify(value)}`);
+    t.same(locs(r), ['body.value_json']);
+    t.match(r.json.detail[0].msg, msg);
+  }
+  let r = await send('PATCH', '/api/v2/settings/system', { updates: { 'events.retentionDays': 10, 'auth.refreshTokenDays': 1000 } });
+  t.equal(r.status, 422);
+  t.same(locs(r), ['body.updates.auth.refreshTokenDays']);
+  t.equal((await item('events.retentionDays')).value_json, null, 'the valid half was not applied either');
+  r = await send('PATCH', '/api/v2/settings/users/1', { updates: { 'ui.locale': 'klingon' } });
+  t.equal(r.status, 422);
+  t.equal((await send('PATCH', '/api/v2/settings/auth.accessTokenMinutes', {})).status, 422, 'value_json missing');
+  t.equal((await send('PATCH', '/api/v2/settings/nope.nothing', { value_json: 1 })).status, 404);
+  t.equal((await send('GET', '/api/v2/settings/bad%20key')).status, 422);
+  t.equal((await send('POST', '/api/v2/settings', { key: 'auth.accessTokenMinutes', value_json: 5, default_value_json: 3 })).status, 422, 'the controller defines known keys');
+  t.equal((await send('GET', '/api/v2/auth/client_state')).json.settings_version, version, 'settings_version did not move');
+});
+
+t.test('a change applies at once: token lifetimes and the password policy', async (t) => {
+  const before = (await send('GET', '/api/v2/auth/client_state')).json.settings_version;
+  let r = await send('PATCH', '/api/v2/settings/auth.accessTokenMinutes', { value_json: 2 });
+  t.equal(r.status, 200);
+  t.match(r.json, { key: 'auth.accessTokenMinutes', value_json: 2, default_value_json: 15, restart_required: false });
+  t.not((await send('GET', '/api/v2/auth/client_state')).json.settings_version, before, 'settings_version moved');
+  r = await send('POST', '/api/v2/auth/login', { email: boot.email, password: boot.password });
+  t.equal(r.status, 200);
+  const claims = decodeJwt(r.json.access_token);
+  t.equal(claims.exp! - claims.iat!, 120, 'the next token lives 2 minutes');
+
+  await send('PATCH', '/api/v2/settings/system', { updates: { 'auth.passwordPolicy.minLength': 20 } });
+  t.equal((await send('GET', '/api/v2/auth/password_policy')).json.min_length, 20);
+  r = await send('DELETE', '/api/v2/settings/auth.passwordPolicy.minLength');
+  t.equal(r.status, 200);
+  t.equal(r.json.value_json, null);
+  t.equal((await send('GET', '/api/v2/auth/password_policy')).json.min_length, 12, 'the default applies again');
+});
+
+t.test('custom settings: create, update, delete keeps the definition', async (t) => {
+  let r = await send('POST', '/api/v2/settings', { key: 'wms.pollSeconds', value_json: 30, default_value_json: 60, required_role: ['operator'] });
+  t.equal(r.status, 200);
+  t.match(r.json, { key: 'wms.pollSeconds', value_json: 30, default_value_json: 60, required_role: ['operator'], user_idx: null });
+  t.match(r.json.id, /^[0-9a-f-]{36}$/);
+  t.match(await item('wms.pollSeconds'), { value_type: 'json', effective_value_json: 30, effective_value_known: true });
+  r = await send('POST', '/api/v2/settings', { key: 'wms.pollSeconds', value_json: { any: ['json'] } });
+  t.same(r.json.value_json, { any: ['json'] }, 'updated in place');
+  t.equal((await send('DELETE', '/api/v2/settings/wms.pollSeconds')).status, 200);
+  t.match(await item('wms.pollSeconds'), { value_json: null, effective_value_json: 60 });
+  await send('POST', '/api/v2/settings', { key: 'wms.noDefault' });
+  t.match(await item('wms.noDefault'), { effective_value_known: false, effective_value_json: null });
+  t.equal((await send('POST', '/api/v2/settings', { key: 'wms.x', required_role: ['no_such_role'] })).status, 422);
+  t.equal((await send('POST', '/api/v2/settings', { key: 'wms.y', extra: 1 })).status, 200, 'unknown body fields are ignored, as FastAPI does');
+});
+
+t.test('restart_required settings report what waits for a restart', async (t) => {
+  await send('PATCH', '/api/v2/settings/system', { updates: { 'time.zone': 'UTC' } });
+  const r = await send('GET', '/api/v2/settings/system');
+  t.equal(r.json.settings['time.zone'], 'UTC');
+  t.same(r.json.pending_restart, { 'time.zone': 'UTC' });
+  t.match((await send('GET', '/api/v2/events?size=1')).json.items[0].created_at_utc, /\+00:00$/);
+  t.equal(a.app.settings.value('time.zone'), 'Europe/Berlin', 'the running daemon keeps its start value');
+  await send('DELETE', '/api/v2/settings/time.zone');
+  t.same((await send('GET', '/api/v2/settings/system')).json.pending_restart, {});
+});
+
+t.test('user settings: own, others, unknown users', async (t) => {
+  let r = await send('PATCH', '/api/v2/settings/users/1', { updates: { 'ui.locale': 'de' } });
+  t.equal(r.status, 200);
+  t.equal(r.json.settings['ui.locale'], 'de');
+  t.equal((await send('GET', '/api/v2/settings/users/1')).json.settings['ui.locale'], 'de');
+  t.equal((await send('GET', '/api/v2/settings/users/999')).status, 404);
+  r = await send('PATCH', '/api/v2/settings/users/1', { updates: { 'auth.accessTokenMinutes': 5 } });
+  t.equal(r.status, 422, 'a system setting is not a user one');
+  r = await send('PATCH', '/api/v2/settings/system', { updates: { 'ui.locale': 'de' } });
+  t.equal(r.status, 422, 'and the other way round');
+  r = await send('PATCH', '/api/v2/settings/users/1', { resets: ['ui.locale'] });
+  t.equal(r.json.settings['ui.locale'], 'en');
+});
+
+t.test('required roles: a caller below the role authority neither sees nor changes the setting', async (t) => {
+  const settings = a.app.settings;
+  const operator: Caller = { kind: 'user', id: 1, permissions: new Set(['settings:view', 'settings:update']), authorityLevel: 40 };
+  t.notOk(settings.list(operator, 1).some((i) => i.key === 'auth.accessTokenMinutes'), 'not listed');
+  t.ok(settings.list(operator, 1).some((i) => i.key === 'api.jobs.showCreated'), 'open settings are');
+  t.throws(() => settings.get(operator, 'auth.accessTokenMinutes'), { code: 'forbidden' });
+  await t.rejects(settings.set(operator, 'auth.accessTokenMinutes', 3), { code: 'forbidden' });
+  t.equal(settings.value('auth.accessTokenMinutes'), 2, 'unchanged');
+});
+
+t.test('setting changes are events', async (t) => {
+  const r = await send('GET', '/api/v2/events?component__eq=settings&size=100');
+  t.ok(r.json.total >= 5);
+  t.ok(r.json.items.every((e: { hex_value: string }) => ['0x3001', '0x3002'].includes(e.hex_value)));
+  t.ok(r.json.items.some((e: { description: string }) => e.description === 'setting auth.accessTokenMinutes set to 2 by API key 1'));
+  t.notOk(JSON.stringify(r.json).includes('["json"]'), 'custom values are not shown');
+});
