@@ -157,6 +157,14 @@ t.test('sort on several fields, both directions, missing values last ascending',
   t.same(ids({ sort_by: 'id' }, { defaultSort: '-created_at' }), [1, 2, 3, 4, 12], 'sort_by wins over the default');
 });
 
+t.test('sorting leaves the source\'s own array as it was', async (t) => {
+  // The engine sorts positions over the array a source returns, without copying it first.
+  const rows = [...ROWS];
+  t.same(list({ sort_by: '-id' }, rows).items.map((r) => r.id), [12, 4, 3, 2, 1]);
+  t.same(list({ sort_by: 'name,-depth' }, rows).items.map((r) => r.id), [4, 3, 2, 1, 12]);
+  t.same(rows, ROWS);
+});
+
 t.test('pagination envelope', async (t) => {
   t.same(list({ size: 2 }), { items: ROWS.slice(0, 2), total: 5, page: 1, size: 2, pages: 3 });
   t.same(list({ size: 2, page: 3 }).items.map((r) => r.id), [12]);
