@@ -79,7 +79,7 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
   const stopRetention = events.keep(() => settings.value<number>('events.retentionDays'), 3600_000, (err) => logger.error({ err }, 'event pruning failed'));
 
   const view = new InventoryView(site, store);
-  const inventory = new Inventory({ store, site, view, now: Date.now });
+  const inventory = new Inventory({ store, site, view, now: Date.now, events });
   if (await inventory.seedFromLayout()) logger.info({ carriers: site.layout.carriers.length, skus: site.layout.skus.length }, 'inventory seeded from the site layout');
   const started = performance.now();
   view.build();

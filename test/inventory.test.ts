@@ -87,6 +87,7 @@ t.test('SKU create, patch, list filters, delete rules', async (t) => {
   t.equal(r.status, 200);
   t.type(r.json.deleted_at_utc, 'string');
   t.equal((await send('DELETE', '/api/v2/sku/D')).status, 404, 'already deleted');
+  t.match((await get('/api/v2/events?hex_value__eq=0x4001')).json.items[0], { component: 'inventory', description: 'SKU D "Washer M8 zinc" deleted' });
   t.type((await get('/api/v2/skus?id__eq=D')).json.items[0].deleted_at, 'string', 'deleted SKUs stay listed');
   t.equal((await send('POST', '/api/v2/load/2', { sku_id: 'D', item_count: 1, item_count_max: 2 })).status, 422, 'no new load of a deleted SKU');
   r = await send('POST', '/api/v2/sku', { id: 'D', name: 'Washer M8 again' });

@@ -11,6 +11,8 @@ import type { MeasurementUnit, OnEmptySkuAction } from '../site/layout.js';
 import { boxSizeKey, overlaps, parseSectionCode, sectionCount, type SectionCodeInput } from './section-code.js';
 import { boxes, carriers, skus, type BoxRecord, type LoadRecord, type SkuImage, type SkuRecord } from './records.js';
 import type { InventoryView } from './view.js';
+import type { Events } from '../events/events.js';
+import { EVENT } from '../events/catalogue.js';
 
 export interface SkuInput {
   name?: string | null;
@@ -36,6 +38,7 @@ export interface InventoryDeps {
   now: () => number;
   /** Reasons open work holds an SKU (deletion is refused while there is one). */
   skuHolds?: SkuHoldCheck;
+  events?: Events;
 }
 
 /** A box and its load before or after a change: what the SKU totals follow. */
@@ -111,6 +114,7 @@ export class Inventory {
       const now = this.deps.now();
       const next = { ...current, deleted_at: now, updated_at: now };
       this.store.collection(skus).put(next);
+      this.deps.events?.record(EVENT.skuDeleted, `SKU ${id} "${current.name ?? ''}" deleted`);
       return next;
     });
     this.deps.view.refreshSku(id);
