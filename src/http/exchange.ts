@@ -83,8 +83,10 @@ export class Exchange {
       this.res.writeHeader('content-type', contentType);
       this.res.writeHeader('x-request-id', requestId);
       for (const name in headers) this.res.writeHeader(name, headers[name]!);
-      const size = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
-      if (size <= LARGE_BODY) {
+      // A UTF-16 unit is at most 3 UTF-8 bytes: most answers are small enough on their length
+      // alone, which spares counting the bytes of every answer (~1 µs per 10 KB).
+      const small = typeof body === 'string' ? body.length * 3 <= LARGE_BODY || Buffer.byteLength(body) <= LARGE_BODY : body.length <= LARGE_BODY;
+      if (small) {
         this.res.end(body, close);
         return;
       }

@@ -26,6 +26,8 @@ export function parseQuery(qs: string): RawQuery {
 
 function decode(s: string): string {
   const plus = s.includes('+') ? s.replace(/\+/g, ' ') : s;
+  // Most keys and values have no escapes; decodeURIComponent would only copy them.
+  if (!plus.includes('%')) return plus;
   try {
     return decodeURIComponent(plus);
   } catch {
@@ -40,7 +42,8 @@ function decode(s: string): string {
 export function coerceQuery(raw: RawQuery, schema: TObject): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const props = schema.properties as Record<string, TSchema>;
-  for (const [key, value] of Object.entries(raw)) {
+  for (const key in raw) {
+    const value = raw[key]!;
     const prop = props[key];
     out[key] = prop === undefined ? value : coerceValue(value, prop);
   }
