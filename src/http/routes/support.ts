@@ -1,0 +1,104 @@
+/** Spec 4.2 `POST /api/v2/support/create_issue`, and where this box shows the issues it stored. */
+import { ValidationError } from '../../domain/errors.js';
+import type { ForwardingStatus, IssuePayload, IssueRecord, SupportOutbox } from '../../domain/support/outbox.js';
+import { stampPair } from '../../domain/time.js';
+import { ErrorBody } from '../errors.js';
+import { Reply, route, type AnyRoute, type UploadedFile } from '../route.js';
+import { CreateIssueForm, CreateIssueResponse, IssueFileParams, IssueKeyParam, SupportIssuePayload, SupportIssueResponse } from '../schemas/support.js';
+import { compile } from '../validation.js';
+
+export interface SupportRouteDeps {
+  outbox: SupportOutbox;
+  /** Zone of the legacy timestamp fields (config `timezone`); default Europe/Berlin, the config default. */
+  timeZone?: string;
+}
+
+const PERMISSION = 'support:create_issue';
+const issueUrl = (key: string) => `/api/v2/support/issues/${key}`;
+
+/** The support routes: create an issue, read it back, download its files. */
+export function supportRoutes(deps: SupportRouteDeps): AnyRoute[] {
+  const { outbox } = deps;
+  const zone = deps.timeZone ?? 'Europe/Berlin';
+  const payloadSchema = compile(SupportIssuePayload);
+
+  /** The `payload` field: JSON, then the schema; every issue is reported under body.payload. */
+  const parsePayload = (text: string): IssuePayload => {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (err) {
+      // 422, not the 400 of a non-JSON request body: the request itself parsed, one field is wrong.
+      throw ValidationError.of(['body', 'payload'], `JSON decode error: ${(err as Error).message}`, 'json_invalid');
+    }
+    if (!payloadSchema.check(value)) {
+      throw new ValidationError(payloadSchema.issues(value, 'payload').map((i) => ({ ...i, loc: ['body', ...i.loc] })));
+    }
+    return value as IssuePayload;
+  };
+
+  const ms = (iso: string | null) => (iso === null ? null : Date.parse(iso));
+  const forwardingView = (s: ForwardingStatus) => ({
+    status: s.status, attempts: s.attempts, last_error: s.last_error,
+    ...stampPair('last_attempt_at', ms(s.last_attempt_at), zone),
+    ...stampPair('next_attempt_at', ms(s.next_attempt_at), zone),
+    ...stampPair('forwarded_at', ms(s.forwarded_at), zone),
+    remote_key: s.remote_key, remote_url: s.remote_url,
+  });
+  const issueView = (issue: IssueRecord, status: ForwardingStatus) => ({
+    key: issue.key,
+    url: issueUrl(issue.key),
+    ...(stampPair('created_at', Date.parse(issue.created_at), zone) as { created_at: string; created_at_utc: string }),
+    created_by: issue.created_by,
+    payload: issue.payload,
+    files: issue.files.map((f) => ({ ...f, url: `${issueUrl(issue.key)}/files/${f.name}` })),
+    forwarding: forwardingView(status),
+  });
+
+  return [
+    route({
+      method: 'POST', path: '/api/v2/support/create_issue', tag: 'System', permission: PERMISSION,
+      summary: 'Report an issue to support, with attachments; stored on this box and forwarded when a support endpoint is configured',
+      description: 'The `payload` field is a JSON string (SupportIssuePayload, see docs/support.md). A payload that is not JSON or breaks its schema answers 422 '
+        + 'under `body.payload`; too many files 422 under `body.files`; a file or the files together over their limit 413.',
+      body: { multipart: CreateIssueForm },
+      responses: { 201: CreateIssueResponse, 413: ErrorBody },
+      handler: async ({ body, caller, log }) => {
+        const payload = parsePayload(body.payload as string);
+        const files = (body.files as UploadedFile[] | undefined) ?? [];
+        const issue = await outbox.create({
+          payload, files, createdBy: caller.kind === 'anonymous' ? null : { kind: caller.kind, ...(caller.id !== undefined ? { id: caller.id } : {}) },
+        });
+        // Key and sizes only: the payload may hold a contact address, files may hold anything.
+        log.info({ key: issue.key, severity: issue.payload.severity, files: issue.files.length, bytes: issue.files.reduce((n, f) => n + f.bytes, 0) }, 'support issue stored');
+        return { key: issue.key, url: issueUrl(issue.key) };
+      },
+    }),
+    route({
+      method: 'GET', path: '/api/v2/support/issues/{key}', tag: 'System', permission: PERMISSION,
+      summary: 'A support issue stored on this box: its payload, files (size, sha256) and forwarding status',
+      params: IssueKeyParam,
+      responses: { 200: SupportIssueResponse, 404: ErrorBody },
+      handler: async ({ params }) => {
+        const { issue, status } = await outbox.get(params.key);
+        return issueView(issue, status);
+      },
+    }),
+    route({
+      method: 'GET', path: '/api/v2/support/issues/{key}/files/{name}', tag: 'System', permission: PERMISSION,
+      summary: 'The bytes of a support issue attachment (always as a download, never rendered)',
+      params: IssueFileParams,
+      responses: { 200: { description: 'The file as uploaded', contentType: 'application/octet-stream' }, 404: ErrorBody },
+      handler: async ({ params }) => {
+        const { file, data } = await outbox.readFile(params.key, params.name);
+        // Served from the API's own origin: an uploaded HTML or SVG must never run there, so
+        // the claimed type is not echoed and browsers are told not to sniff.
+        return new Reply(data, 'application/octet-stream', 200, {
+          'content-disposition': `attachment; filename="${file.name}"`,
+          'x-content-type-options': 'nosniff',
+          'cache-control': 'private, no-store',
+        });
+      },
+    }),
+  ];
+}

@@ -1,0 +1,102 @@
+/**
+ * Schemas of the support endpoints (spec 4.2 `create_issue`; the issue payload's fields are
+ * "not shown" there, so docs/support.md documents the ones chosen here).
+ */
+import Type from 'typebox';
+import { DEFAULT_SUPPORT_LIMITS } from '../../domain/support/outbox.js';
+import { FILE_NAME_PATTERN, KEY_PATTERN } from '../../domain/support/names.js';
+import { Binary } from '../multipart.js';
+import { Nullable } from './common.js';
+
+const Id = (description: string) => Type.String({ minLength: 1, maxLength: 64, description });
+
+/** The JSON inside the `payload` form field. */
+export const SupportIssuePayload = Type.Object(
+  {
+    title: Type.String({ minLength: 1, maxLength: 200, pattern: '\\S', description: 'One line saying what is wrong (not only spaces)' }),
+    description: Type.Optional(Type.String({ maxLength: 20_000, description: 'What happened, what was expected, steps to reproduce' })),
+    severity: Type.Optional(Type.Union([Type.Literal('low'), Type.Literal('normal'), Type.Literal('high'), Type.Literal('critical')], {
+      default: 'normal', description: 'critical: the system is stopped; high: a function is down; normal: degraded; low: a question or cosmetic',
+    })),
+    category: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Free classification, e.g. bots, inventory, network' })),
+    contact: Type.Optional(Type.Object(
+      {
+        name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+        email: Type.Optional(Type.String({ format: 'email', maxLength: 254 })),
+      },
+      { additionalProperties: false, description: 'Who support may contact about this issue' },
+    )),
+    request_id: Type.Optional(Id('A request this issue is about')),
+    box_id: Type.Optional(Type.Integer({ minimum: 1, description: 'A box this issue is about' })),
+    carrier_id: Type.Optional(Id('A carrier this issue is about')),
+    level_id: Type.Optional(Type.Integer({ minimum: 0, description: 'A level this issue is about' })),
+    bot_id: Type.Optional(Type.Integer({ minimum: 0, description: 'A bot this issue is about' })),
+  },
+  { additionalProperties: false, description: 'The issue payload: JSON-stringified in the `payload` form field' },
+);
+
+/** Longest `payload` text: room for 20,000 characters of description even when \u-escaped. */
+export const PAYLOAD_MAX_CHARS = 256 * 1024;
+
+const { maxFiles, maxFileBytes, maxTotalBytes } = DEFAULT_SUPPORT_LIMITS;
+
+/** The multipart form of `POST /api/v2/support/create_issue`. */
+export const CreateIssueForm = Type.Object({
+  payload: Type.String({ maxLength: PAYLOAD_MAX_CHARS, description: 'JSON-stringified SupportIssuePayload' }),
+  files: Type.Optional(Type.Array(Binary('An attachment (log, photo, export)'), {
+    maxItems: maxFiles,
+    description: `At most ${maxFiles} files, ${maxFileBytes >> 20} MiB each, ${maxTotalBytes >> 20} MiB together (defaults)`,
+  })),
+});
+
+export const CreateIssueResponse = Type.Object({
+  key: Type.String({ pattern: KEY_PATTERN, description: 'The issue key, SUP-<yyyymmdd UTC>-<6 characters>' }),
+  url: Type.String({ description: 'Where this box shows the issue (GET, same credentials), as an absolute path' }),
+});
+
+export const IssueKeyParam = Type.Object({ key: Type.String({ pattern: KEY_PATTERN, description: 'Issue key' }) });
+
+export const IssueFileParams = Type.Object({
+  key: Type.String({ pattern: KEY_PATTERN, description: 'Issue key' }),
+  name: Type.String({ pattern: FILE_NAME_PATTERN, description: 'Stored file name, as listed in the issue' }),
+});
+
+const legacy = (description: string) => Nullable(Type.String({ description: `${description}; legacy naive local wall time of the configured zone` }));
+const utc = (description: string) => Nullable(Type.String({ format: 'date-time', description: `${description}; ISO 8601 with offset` }));
+
+const StoredFileResponse = Type.Object({
+  name: Type.String({ description: 'Safe name the file is stored and served under' }),
+  original_name: Type.String({ description: 'The name the client sent' }),
+  type: Type.String({ description: 'Media type the client claimed (files are always served as attachments)' }),
+  bytes: Type.Integer({ minimum: 0 }),
+  sha256: Type.String({ pattern: '^[0-9a-f]{64}$' }),
+  url: Type.String({ description: 'Where to download the bytes' }),
+});
+
+const ForwardingResponse = Type.Object({
+  status: Type.Union([Type.Literal('pending'), Type.Literal('forwarded')], { description: 'pending until the support endpoint accepted the issue' }),
+  attempts: Type.Integer({ minimum: 0 }),
+  last_error: Nullable(Type.String()),
+  last_attempt_at: legacy('Last attempt'),
+  last_attempt_at_utc: utc('Last attempt'),
+  next_attempt_at: legacy('Next attempt'),
+  next_attempt_at_utc: utc('Next attempt'),
+  forwarded_at: legacy('Accepted by the support endpoint'),
+  forwarded_at_utc: utc('Accepted by the support endpoint'),
+  remote_key: Nullable(Type.String({ description: 'The key the support endpoint gave, when it answered one' })),
+  remote_url: Nullable(Type.String()),
+});
+
+export const SupportIssueResponse = Type.Object(
+  {
+    key: Type.String(),
+    url: Type.String(),
+    created_at: Type.String({ description: 'Legacy naive local wall time of the configured zone' }),
+    created_at_utc: Type.String({ format: 'date-time' }),
+    created_by: Nullable(Type.Object({ kind: Type.String(), id: Type.Optional(Type.Integer()) })),
+    payload: SupportIssuePayload,
+    files: Type.Array(StoredFileResponse),
+    forwarding: ForwardingResponse,
+  },
+  { description: 'A support issue as stored on this box' },
+);
