@@ -32,6 +32,9 @@ import { authSettingsFrom } from './domain/settings/auth-settings.js';
 import { settingsRoutes } from './http/routes/settings.js';
 import { eventRoutes } from './http/routes/events.js';
 import { VERSION } from './version.js';
+import { Diagnostics } from './domain/diagnostics/report.js';
+import { reportRoutes } from './http/routes/report.js';
+import type { LogTail } from './log/tail.js';
 
 export interface App {
   config: Config;
@@ -52,6 +55,8 @@ export interface App {
 export interface AppOptions {
   /** Check each answer against its response schema (tests). */
   checkResponses?: boolean;
+  /** Recent log lines for the diagnostics report. */
+  logTail?: LogTail;
 }
 
 /** Starts the whole daemon except process-level concerns. */
@@ -110,6 +115,10 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
     ...inventoryRoutes({ site, store, inventory, view, images: new SkuImages(config.state_dir), timeZone, maxPageSize }),
     ...settingsRoutes(settings, store, timeZone),
     ...eventRoutes(store, { timeZone, maxPageSize }),
+    ...reportRoutes(new Diagnostics({
+      config, store, site, events, logTail: options.logTail, now: Date.now, counts: () => store.counts(),
+      settings: () => ({ values: settings.known(), pending_restart: settings.pendingRestart() }),
+    })),
   );
 
   let port: number;

@@ -8,6 +8,7 @@ import { startApp, type App } from './app.js';
 import { notifyReady, notifyStatus, notifyStopping, notifyWatchdog, watchdogIntervalMs } from './native/addon.js';
 import { VERSION } from './version.js';
 import { SiteError } from './domain/site/load.js';
+import { LogTail } from './log/tail.js';
 
 /** sysexits(3) EX_CONFIG: the unit does not restart on it, since a restart cannot help. */
 const EXIT_CONFIG = 78;
@@ -22,14 +23,15 @@ async function main(): Promise<void> {
     process.stderr.write(`warehouse-controller: ${err.message}\n`);
     process.exit(EXIT_CONFIG);
   }
-  const logger = createLogger(config.log_level);
+  const logTail = new LogTail();
+  const logger = createLogger(config.log_level, undefined, logTail);
   installCrashHandlers(logger);
   logger.info({ version: VERSION, node: process.version, pid: process.pid, state_dir: config.state_dir, site: config.site, timezone: config.timezone }, 'starting');
 
   const underSystemd = process.env.NOTIFY_SOCKET !== undefined;
   let app: App;
   try {
-    app = await startApp(config, logger);
+    app = await startApp(config, logger, { logTail });
   } catch (err) {
     if (err instanceof SiteError) {
       // Every problem of the layout file, one per line, so a site engineer fixes it in one pass.

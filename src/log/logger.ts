@@ -3,6 +3,7 @@
  * a careless `log.info({ body })` cannot leak a password, key or token.
  */
 import { pino, type Logger, type DestinationStream } from 'pino';
+import type { LogTail } from './tail.js';
 
 export type { Logger };
 
@@ -14,8 +15,9 @@ export const REDACTED_PATHS = [
   '*.headers.authorization', 'secret', '*.secret', 'key_pem', '*.key_pem',
 ];
 
-/** Creates the daemon's root logger. */
-export function createLogger(level: string, destination?: DestinationStream): Logger {
+/** Creates the daemon's root logger; with `tail`, recent lines are also kept in memory. */
+export function createLogger(level: string, destination?: DestinationStream, tail?: LogTail): Logger {
+  const out = destination ?? pino.destination({ dest: 1, sync: false });
   return pino(
     {
       level,
@@ -24,6 +26,6 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
       redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
       formatters: { level: (label) => ({ level: label }) },
     },
-    destination ?? pino.destination({ dest: 1, sync: false }),
+    tail && level !== 'silent' ? pino.multistream([{ stream: out, level: level as pino.Level }, { stream: tail, level: level as pino.Level }]) : out,
   );
 }

@@ -133,6 +133,13 @@ export class Store {
     return (this.meta.get(META_SCHEMA_VERSION) as number | undefined) ?? 0;
   }
 
+  /** Record counts of the registered collections, by name. */
+  counts(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const [name, c] of this.collections) out[name] = c.count();
+    return out;
+  }
+
   /** Environment statistics for diagnostics. */
   stats(): { entries: number; pageSize: number; mapSize: number; lastPage: number } {
     const s = this.root.getStats() as { entryCount: number; pageSize: number; mapSize: number; lastPageNumber: number };

@@ -6,6 +6,7 @@ import { loadConfig, type Config } from '../../src/config/config.js';
 import { startApp, type App } from '../../src/app.js';
 import { Client } from './client.js';
 import { memoryLogger } from './server.js';
+import { LogTail } from '../../src/log/tail.js';
 
 export interface TestApp {
   app: App;
@@ -19,8 +20,9 @@ export interface TestApp {
 export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
   const stateDir = mkdtempSync(path.join(tmpdir(), 'wh-app-'));
   const config: Config = loadConfig({ WAREHOUSE_STATE_DIR: stateDir, WAREHOUSE_PORT: '0', WAREHOUSE_LOG_LEVEL: 'debug', ...env });
-  const { logger, lines } = memoryLogger();
-  const app = await startApp(config, logger, { checkResponses: true });
+  const logTail = new LogTail();
+  const { logger, lines } = memoryLogger('debug', logTail);
+  const app = await startApp(config, logger, { checkResponses: true, logTail });
   const client = new Client(app.port, readFileSync(app.tls.certFile));
   return {
     app, client, lines, stateDir,

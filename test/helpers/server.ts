@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
+import type { LogTail } from '../../src/log/tail.js';
 import { createLogger, type Logger } from '../../src/log/logger.js';
 import { HttpServer, type ServerOptions } from '../../src/http/server.js';
 import { ensureCertificate } from '../../src/http/tls.js';
@@ -10,7 +11,7 @@ import type { AnyRoute } from '../../src/http/route.js';
 import { Client } from './client.js';
 
 /** A logger whose lines are kept for assertions. */
-export function memoryLogger(level = 'debug'): { logger: Logger; lines: any[] } {
+export function memoryLogger(level = 'debug', tail?: LogTail): { logger: Logger; lines: any[] } {
   const lines: any[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, done) {
@@ -18,7 +19,7 @@ export function memoryLogger(level = 'debug'): { logger: Logger; lines: any[] } 
       done();
     },
   });
-  return { logger: createLogger(level, sink), lines };
+  return { logger: createLogger(level, sink, tail), lines };
 }
 
 let certCache: Promise<{ certFile: string; keyFile: string; dir: string }> | undefined;

@@ -133,6 +133,13 @@ export class Settings {
     return out;
   }
 
+  /** Effective system values of the controller's own settings (never custom ones, which may hold secrets). */
+  known(): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    for (const def of this.defs.values()) if (def.scope === 'system') out[def.key] = this.systemValue(def.key);
+    return out;
+  }
+
   /** restart_required settings whose stored value differs from the one the daemon runs with. */
   pendingRestart(): Record<string, unknown> {
     const out: Record<string, unknown> = {};
