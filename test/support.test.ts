@@ -1,20 +1,23 @@
 // Support issues: create_issue over real HTTPS into a real outbox directory, reading issues
-// and files back, every refusal.
+// and files back, every refusal, and forwarding to a real HTTPS support endpoint.
 import t from 'tap';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import https from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { HttpError } from '../src/http/errors.js';
 import { openApiDocument } from '../src/http/openapi.js';
 import { supportRoutes } from '../src/http/routes/support.js';
-import { SupportOutbox } from '../src/domain/support/outbox.js';
+import { SupportOutbox, type ForwardingStatus } from '../src/domain/support/outbox.js';
+import { retryDelay, SupportForwarder } from '../src/domain/support/forwarder.js';
 import { sanitizeFileName, uniqueFileNames } from '../src/domain/support/names.js';
 import type { Caller } from '../src/http/route.js';
 import { Client, multipart } from './helpers/client.js';
-import { startServer, testCertificate } from './helpers/server.js';
+import { memoryLogger, startServer, testCertificate } from './helpers/server.js';
 
 const MiB = 1 << 20;
 const KEY_RE = /^SUP-\d{8}-[0-9A-HJKMNP-TV-Z]{6}$/;
@@ -73,6 +76,14 @@ t.test('names: sanitized, unique, never a path', async (t) => {
   t.equal(long.length, 100);
   t.ok(long.endsWith('.log'));
   t.same(uniqueFileNames(['a.txt', 'A.txt', 'dir/a.txt', 'b']), ['a.txt', 'A-2.txt', 'a-3.txt', 'b']);
+});
+
+t.test('retry delays grow exponentially, are jittered and capped', async (t) => {
+  t.equal(retryDelay(1, 1000, 60_000, () => 0), 500);
+  t.equal(retryDelay(1, 1000, 60_000, () => 1), 1000);
+  t.equal(retryDelay(4, 1000, 60_000, () => 1), 8000);
+  t.equal(retryDelay(50, 1000, 60_000, () => 1), 60_000);
+  t.equal(retryDelay(50, 1000, 60_000, () => 0), 30_000);
 });
 
 t.test('create_issue over HTTPS', async (t) => {
@@ -266,6 +277,213 @@ t.test('create_issue over HTTPS', async (t) => {
     t.equal((await anon.get(created.json.url)).status, 401);
     t.equal((await reader.get(created.json.url)).status, 403);
   });
+});
+
+// ------------------------------------------------------------------------------ forwarding
+
+interface Received {
+  headers: Record<string, string | string[] | undefined>;
+  form: FormData;
+}
+
+/** A real HTTPS support endpoint; `answer` decides each reply, `received` keeps what came in. */
+async function supportEndpoint(answer: (n: number) => { status: number; body?: string; headers?: Record<string, string> } | 'hang', port = 0) {
+  const cert = await testCertificate();
+  const received: Received[] = [];
+  let n = 0;
+  const server = https.createServer({ cert: readFileSync(cert.certFile), key: readFileSync(cert.keyFile) }, (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (d: Buffer) => chunks.push(d));
+    req.on('end', async () => {
+      const body = Buffer.concat(chunks);
+      const form = await new Response(body, { headers: { 'content-type': req.headers['content-type'] ?? '' } }).formData();
+      received.push({ headers: req.headers, form });
+      const a = answer(++n);
+      if (a === 'hang') return;
+      res.writeHead(a.status, { 'content-type': 'application/json', ...a.headers });
+      res.end(a.body ?? '');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return {
+    url: `https://127.0.0.1:${(server.address() as AddressInfo).port}/tickets`,
+    port: (server.address() as AddressInfo).port,
+    received,
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+}
+
+/** A port nothing listens on (yet): connections to it are refused. */
+async function freePort(): Promise<number> {
+  const probe = https.createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const port = (probe.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
+}
+
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, ms = 10_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+const statusWhere = (outbox: SupportOutbox, key: string, test: (s: ForwardingStatus) => boolean) => async () => {
+  const { status } = await outbox.get(key);
+  return test(status) ? status : undefined;
+};
+
+const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+
+const FAST = { baseDelayMs: 20, maxDelayMs: 200, timeoutMs: 5_000 };
+
+t.test('forwarding: refused, then 503, then accepted; what arrives is the issue', async (t) => {
+  const stateDir = tempDir(t);
+  const outbox = await SupportOutbox.open(stateDir);
+  const port = await freePort();
+  const { logger, lines } = memoryLogger('info');
+  const baseline = timers();
+  const forwarder = new SupportForwarder({ outbox, url: `https://127.0.0.1:${port}/tickets`, logger, ca: certPem, ...FAST });
+  await forwarder.start();
+
+  const log = Buffer.from('controller log\n');
+  const photo = Buffer.from([0xff, 0xd8, 0xff, 0, 1, 2, 3, 0x0d, 0x0a, 0x2d, 0x2d]);
+  const payload = { title: 'Forward me', contact: { email: 'ana.secret@example.com' } };
+  const issue = await outbox.create({ payload, files: [{ filename: 'c.log', type: 'text/plain', data: log }, { filename: 'p.jpg', type: 'image/jpeg', data: photo }] });
+
+  const refused = await waitFor('a refused attempt', statusWhere(outbox, issue.key, (s) => s.attempts >= 1));
+  t.equal(refused.status, 'pending');
+  t.match(refused.last_error, /ECONNREFUSED/);
+  t.ok(refused.next_attempt_at);
+
+  const endpoint = await supportEndpoint((n) => (n === 1
+    ? { status: 503, body: '{"detail":"maintenance"}', headers: { 'retry-after': '0' } }
+    : { status: 201, body: JSON.stringify({ key: 'REMOTE-42', url: 'https://support.example/REMOTE-42' }) }), port);
+  t.teardown(() => endpoint.close());
+
+  const done = await waitFor('forwarded', statusWhere(outbox, issue.key, (s) => s.status === 'forwarded'));
+  t.ok(done.attempts >= 3, `attempts ${done.attempts}`);
+  t.equal(done.last_error, null);
+  t.ok(done.forwarded_at);
+  t.equal(done.next_attempt_at, null);
+  t.equal(done.remote_key, 'REMOTE-42');
+  t.equal(done.remote_url, 'https://support.example/REMOTE-42');
+  t.equal(endpoint.received.length, 2, 'the 503 was retried once');
+
+  const last = endpoint.received[1]!;
+  t.equal(last.headers['idempotency-key'], issue.key);
+  t.equal(endpoint.received[0]!.headers['idempotency-key'], issue.key, 'same key on every attempt');
+  t.match(last.headers['user-agent'], /^warehouse-controller\//);
+  t.same(JSON.parse(last.form.get('payload') as string), { ...payload, severity: 'normal' });
+  const source = JSON.parse(last.form.get('source') as string);
+  t.equal(source.key, issue.key);
+  t.same(source.files.map((f: any) => f.sha256), issue.files.map((f) => f.sha256));
+  const files = last.form.getAll('files') as File[];
+  t.same(files.map((f) => f.name), ['c.log', 'p.jpg']);
+  t.ok(Buffer.from(await files[0]!.arrayBuffer()).equals(log));
+  t.ok(Buffer.from(await files[1]!.arrayBuffer()).equals(photo));
+
+  // Nothing further is sent once accepted.
+  await sleep(300);
+  t.equal(endpoint.received.length, 2);
+
+  await forwarder.close();
+  t.equal(timers(), baseline, 'no timer left after close()');
+  const text = JSON.stringify(lines);
+  t.notOk(text.includes('ana.secret@example.com'), 'no email in the log');
+  t.notOk(text.includes('controller log'), 'no file content in the log');
+  t.ok(lines.some((l) => l.msg === 'support issue forwarded' && l.key === issue.key && l.level === 'info'));
+  t.ok(lines.some((l) => l.msg === 'support issue not forwarded yet' && l.level === 'warn'));
+});
+
+t.test('forwarding survives a restart: a new outbox and forwarder over the same directory resume', async (t) => {
+  const stateDir = tempDir(t);
+  const down = await supportEndpoint(() => ({ status: 503, body: 'down for maintenance' }));
+  t.teardown(() => down.close());
+  const { logger } = memoryLogger('info');
+
+  const outbox1 = await SupportOutbox.open(stateDir);
+  const forwarder1 = new SupportForwarder({ outbox: outbox1, url: down.url, logger, ca: certPem, ...FAST });
+  await forwarder1.start();
+  const a = await outbox1.create({ payload: { title: 'first' }, files: [{ filename: 'a.txt', type: 'text/plain', data: Buffer.from('a') }] });
+  const b = await outbox1.create({ payload: { title: 'second' }, files: [] });
+  await waitFor('two failed attempts each', async () => {
+    const sa = (await outbox1.get(a.key)).status;
+    const sb = (await outbox1.get(b.key)).status;
+    return sa.attempts >= 2 && sb.attempts >= 2 ? true : undefined;
+  });
+  await forwarder1.close();
+  const before = (await outbox1.get(a.key)).status;
+  t.equal(before.status, 'pending');
+  t.match(before.last_error, /^HTTP 503: down for maintenance$/);
+
+  // "Restart": new objects, the same directory; the endpoint is up now.
+  const up = await supportEndpoint(() => ({ status: 202 }));
+  t.teardown(() => up.close());
+  const outbox2 = await SupportOutbox.open(stateDir);
+  const forwarder2 = new SupportForwarder({ outbox: outbox2, url: up.url, logger, ca: certPem, ...FAST });
+  t.teardown(() => forwarder2.close());
+  await forwarder2.start();
+  const doneA = await waitFor('a forwarded', statusWhere(outbox2, a.key, (s) => s.status === 'forwarded'));
+  await waitFor('b forwarded', statusWhere(outbox2, b.key, (s) => s.status === 'forwarded'));
+  t.equal(doneA.attempts, before.attempts + 1, 'the attempt count carries over');
+  t.equal(doneA.remote_key, null, 'an answer without a key');
+  t.same(up.received.map((r) => JSON.parse(r.form.get('payload') as string).title).sort(), ['first', 'second']);
+
+  // A third start finds nothing pending and sends nothing again.
+  await forwarder2.close();
+  const forwarder3 = new SupportForwarder({ outbox: await SupportOutbox.open(stateDir), url: up.url, logger, ca: certPem, ...FAST });
+  await forwarder3.start();
+  await sleep(200);
+  await forwarder3.close();
+  t.equal(up.received.length, 2);
+});
+
+t.test('close() during an attempt aborts it, leaves the issue pending and no timer behind', async (t) => {
+  const stateDir = tempDir(t);
+  const hanging = await supportEndpoint(() => 'hang');
+  t.teardown(() => hanging.close());
+  const { logger } = memoryLogger('info');
+  const outbox = await SupportOutbox.open(stateDir);
+  const baseline = timers();
+  const forwarder = new SupportForwarder({ outbox, url: hanging.url, logger, ca: certPem, ...FAST, timeoutMs: 60_000 });
+  await forwarder.start();
+  const issue = await outbox.create({ payload: { title: 'stuck' }, files: [] });
+  await waitFor('the request to arrive', async () => (hanging.received.length > 0 ? true : undefined));
+  const started = Date.now();
+  await forwarder.close();
+  t.ok(Date.now() - started < 1000, 'close() does not wait for the endpoint');
+  t.equal(timers(), baseline, 'no timer left');
+  const { status } = await outbox.get(issue.key);
+  t.equal(status.status, 'pending');
+  t.equal(status.attempts, 0, 'an attempt cut by shutdown is not counted');
+  // Created after close(): stored, not sent.
+  await outbox.create({ payload: { title: 'later' }, files: [] });
+  await sleep(100);
+  t.equal(hanging.received.length, 1);
+});
+
+t.test('an untrusted endpoint certificate is a failed attempt, not an accepted one', async (t) => {
+  const stateDir = tempDir(t);
+  const endpoint = await supportEndpoint(() => ({ status: 201 }));
+  t.teardown(() => endpoint.close());
+  const { logger } = memoryLogger('info');
+  const outbox = await SupportOutbox.open(stateDir);
+  const forwarder = new SupportForwarder({ outbox, url: endpoint.url, logger, ...FAST }); // no ca
+  t.teardown(() => forwarder.close());
+  await forwarder.start();
+  const issue = await outbox.create({ payload: { title: 'tls' }, files: [] });
+  const status = await waitFor('a failed attempt', statusWhere(outbox, issue.key, (s) => s.attempts >= 1));
+  t.equal(status.status, 'pending');
+  t.match(status.last_error, /certificate/i);
+  t.equal(endpoint.received.length, 0);
 });
 
 t.test('the outbox itself refuses keys and names that could leave its directory', async (t) => {
