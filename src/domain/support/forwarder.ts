@@ -19,7 +19,7 @@ export interface ForwarderOptions {
   /** The support endpoint (`support_url`); http: or https:. */
   url: string;
   logger: Logger;
-  /** Extra CA certificate(s) trusted for this endpoint only (a private support CA). */
+  /** CA certificate(s) trusted for this endpoint instead of Node's built-in list (a private support CA). */
   ca?: string | Buffer;
   /** Socket silence that fails an attempt; default 60 s. */
   timeoutMs?: number;

@@ -111,6 +111,8 @@ export class SupportOutbox {
   static async open(stateDir: string, options: OutboxOptions = {}): Promise<SupportOutbox> {
     const dir = path.join(stateDir, 'support');
     await mkdir(dir, { recursive: true, mode: DIR_MODE });
+    // The outbox's own entry must be on disk too before any issue in it is acknowledged.
+    await syncDir(stateDir);
     for (const entry of await readdir(dir, { withFileTypes: true })) {
       // Never acknowledged: the client got no key, so removing them loses nothing.
       if (entry.name.startsWith('.tmp-')) await rm(path.join(dir, entry.name), { recursive: true, force: true });
@@ -224,9 +226,11 @@ export class SupportOutbox {
   private async reserveKey(): Promise<string> {
     for (;;) {
       const key = newKey(this.now());
-      if (this.reserved.has(key) || (await exists(path.join(this.dir, key)))) continue;
+      if (this.reserved.has(key)) continue;
+      // Reserved before the await, so a concurrent creation cannot pick it meanwhile.
       this.reserved.add(key);
-      return key;
+      if (!(await exists(path.join(this.dir, key)))) return key;
+      this.reserved.delete(key);
     }
   }
 
