@@ -35,6 +35,9 @@ import { VERSION } from './version.js';
 import { Diagnostics } from './domain/diagnostics/report.js';
 import { reportRoutes } from './http/routes/report.js';
 import type { LogTail } from './log/tail.js';
+import { SupportOutbox } from './domain/support/outbox.js';
+import { SupportForwarder } from './domain/support/forwarder.js';
+import { supportRoutes } from './http/routes/support.js';
 
 export interface App {
   config: Config;
@@ -90,6 +93,15 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
   view.build();
   logger.info({ rows: view.size, ms: Math.round(performance.now() - started) }, 'inventory view built');
 
+  const supportOutbox = await SupportOutbox.open(config.state_dir, { limits: { maxTotalBytes: config.upload_limit_bytes } });
+  supportOutbox.onCreated((key) => {
+    events.emit(EVENT.supportIssue, `support issue ${key} stored${config.support_url ? ' and queued for forwarding' : ' (no support endpoint configured)'}`)
+      .catch((err: unknown) => logger.error({ err }, 'could not record a support issue event'));
+  });
+  const supportForwarder = config.support_url
+    ? new SupportForwarder({ outbox: supportOutbox, url: config.support_url, logger: logger.child({ component: 'support' }) })
+    : undefined;
+
   const tls = await ensureCertificate(config.state_dir, config.tls_cert, config.tls_key);
   logger.info({ cert: tls.certFile, sha256: tls.fingerprint256, self_signed: tls.selfSigned, created: tls.created }, 'TLS certificate');
 
@@ -115,6 +127,7 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
     ...inventoryRoutes({ site, store, inventory, view, images: new SkuImages(config.state_dir), timeZone, maxPageSize }),
     ...settingsRoutes(settings, store, timeZone),
     ...eventRoutes(store, { timeZone, maxPageSize }),
+    ...supportRoutes({ outbox: supportOutbox, timeZone }),
     ...reportRoutes(new Diagnostics({
       config, store, site, events, logTail: options.logTail, now: Date.now, counts: () => store.counts(),
       settings: () => ({ values: settings.known(), pending_restart: settings.pendingRestart() }),
@@ -131,6 +144,7 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
     throw err;
   }
   logger.info({ url: `https://${config.host}:${port}/api`, host: config.host, port }, 'HTTPS API listening');
+  await supportForwarder?.start();
   await events.emit(EVENT.started, `controller ${VERSION} started on port ${port} with site "${site.name}"`);
 
   return {
@@ -140,6 +154,7 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
       stopRetention();
       const { unfinished } = await server.close(config.shutdown_timeout_ms);
       if (unfinished > 0) logger.warn({ unfinished }, 'shutdown timeout: requests still running were cut off');
+      await supportForwarder?.close();
       await auth.close();
       await store.close();
     },

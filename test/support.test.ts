@@ -24,7 +24,7 @@ const KEY_RE = /^SUP-\d{8}-[0-9A-HJKMNP-TV-Z]{6}$/;
 
 /** Bearer `support` may create and view; bearer `reader` is valid but lacks the permission. */
 function authenticate(headers: Readonly<Record<string, string>>): Caller {
-  if (headers.authorization === 'Bearer support') return { kind: 'user', id: 7, permissions: new Set(['support:create_issue']), authorityLevel: 1 };
+  if (headers.authorization === 'Bearer support') return { kind: 'user', id: 7, permissions: new Set(['support:create_issue', 'support:view']), authorityLevel: 1 };
   if (headers.authorization === 'Bearer reader') return { kind: 'user', id: 8, permissions: new Set(['skus:view']), authorityLevel: 1 };
   if (headers.authorization !== undefined) throw new HttpError('unauthorized', 'Missing or invalid credentials');
   return { kind: 'anonymous', permissions: new Set(), authorityLevel: 0 };

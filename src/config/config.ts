@@ -22,6 +22,7 @@ const ConfigSchema = Type.Object(
     body_limit_bytes: Type.Integer({ minimum: 1024, maximum: 1 << 30, description: 'Largest JSON body accepted' }),
     upload_limit_bytes: Type.Integer({ minimum: 1024, maximum: 1 << 30, description: 'Largest multipart body accepted' }),
     max_page_size: Type.Integer({ minimum: 1, maximum: 100000, description: 'Largest `size` a list endpoint accepts' }),
+    support_url: Type.Optional(Type.String({ pattern: '^https?://\\S+$', description: 'Support endpoint that support issues are forwarded to (retried until accepted)' })),
     shutdown_timeout_ms: Type.Integer({ minimum: 0, maximum: 600000, description: 'Time in-flight requests get on SIGTERM' }),
   },
   { additionalProperties: false },

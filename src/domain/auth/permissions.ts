@@ -87,7 +87,7 @@ group('workflows', {
   create: 'Create scanner workflows',
   delete: 'Delete scanner workflows',
 }, 'Everything about workflows');
-group('support', { create_issue: 'Send support issues' });
+group('support', { create_issue: 'Send support issues', view: 'Read support issues and their files (they hold reporters\' contact details)' });
 
 /** Every permission, in catalogue order. */
 export const PERMISSIONS: readonly PermissionDef[] = defs;

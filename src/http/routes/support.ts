@@ -75,7 +75,7 @@ export function supportRoutes(deps: SupportRouteDeps): AnyRoute[] {
       },
     }),
     route({
-      method: 'GET', path: '/api/v2/support/issues/{key}', tag: 'System', permission: PERMISSION,
+      method: 'GET', path: '/api/v2/support/issues/{key}', tag: 'System', permission: 'support:view',
       summary: 'A support issue stored on this box: its payload, files (size, sha256) and forwarding status',
       params: IssueKeyParam,
       responses: { 200: SupportIssueResponse, 404: ErrorBody },
@@ -85,7 +85,7 @@ export function supportRoutes(deps: SupportRouteDeps): AnyRoute[] {
       },
     }),
     route({
-      method: 'GET', path: '/api/v2/support/issues/{key}/files/{name}', tag: 'System', permission: PERMISSION,
+      method: 'GET', path: '/api/v2/support/issues/{key}/files/{name}', tag: 'System', permission: 'support:view',
       summary: 'The bytes of a support issue attachment (always as a download, never rendered)',
       params: IssueFileParams,
       responses: { 200: { description: 'The file as uploaded', contentType: 'application/octet-stream' }, 404: ErrorBody },
