@@ -5,12 +5,12 @@ import { ErrorBody } from '../errors.js';
 import type { Inventory } from '../../domain/inventory/inventory.js';
 import type { SkuImages } from '../../domain/inventory/images.js';
 import { skus, type BoxRecord, type LoadRecord, type SkuRecord } from '../../domain/inventory/records.js';
-import { boxSize, boxSizeKey, codeDigits, legacyCode, SECTIONS } from '../../domain/inventory/section-code.js';
+import { boxSize, codeDigits, legacyCode, SECTIONS } from '../../domain/inventory/section-code.js';
 import type { InventoryRow, InventoryView } from '../../domain/inventory/view.js';
 import { collectionSource, type FieldTable } from '../../domain/list/index.js';
 import type { Site } from '../../domain/site/load.js';
 import type { Store } from '../../store/store.js';
-import { stampPair } from '../../domain/time.js';
+import { legacyStamp, stampPair, utcStamp } from '../../domain/time.js';
 import { listRoute } from '../list-route.js';
 import { Binary } from '../multipart.js';
 import { Reply, route, type AnyRoute, type UploadedFile } from '../route.js';
@@ -57,17 +57,21 @@ const SKU_FIELDS: FieldTable<SkuRecord> = {
   deleted_at: { type: 'datetime', filters: ['gte', 'lte'] },
 };
 
-/** The inventory view's fields; derived ones read the row and the SKU facts. */
-function inventoryFields(view: InventoryView): FieldTable<InventoryRow> {
-  const sku = (r: InventoryRow) => view.sku(r.sku_id);
+/**
+ * The inventory view's fields; derived ones read the row and the SKU facts. Fields a search
+ * reads from every row take what the view keeps in the row (text forms of the code, the SKU
+ * slot) rather than computing it.
+ */
+function inventoryFields(): FieldTable<InventoryRow> {
+  const sku = (r: InventoryRow) => r.sku?.facts;
   return {
     id: { type: 'string' },
     carrier_id: { type: 'string', filters: ['eq', 'ilike'], search: true, indexed: true },
     box_id: { type: 'integer', filters: ['eq', 'ilike'], none: true, indexed: true },
     box_size: { type: 'number', get: (r) => (r.code32 === null ? null : boxSize(r.code32)) },
-    box_size_string: { type: 'string', filters: ['eq', 'ilike', 'in'], search: true, get: (r) => (r.code32 === null ? null : boxSizeKey(r.code32)) },
+    box_size_string: { type: 'string', filters: ['eq', 'ilike', 'in'], search: true, get: (r) => r.box_size_string },
     box_height_string_max: { type: 'number', filters: ['eq', 'ilike'], paramTypes: { eq: 'string' }, search: true, get: (r) => r.box_height_max },
-    section_code: { type: 'string', filters: ['eq'], search: true, get: (r) => (r.code32 === null ? null : codeDigits(legacyCode(r.code32), 8)) },
+    section_code: { type: 'string', filters: ['eq'], search: true, get: (r) => r.section_code },
     section_code_32: { type: 'integer', filters: ['eq'], paramTypes: { eq: 'string' }, search: true, get: (r) => r.code32 },
     content_codes: { type: 'string', filters: ['ilike'], get: (r) => (r.carrier_id === null ? null : codeDigits(r.occupancy, 32)) },
     depth: { type: 'integer', filters: ['eq', 'gte', 'lte', 'ilike', 'in'] },
@@ -107,16 +111,15 @@ export function inventoryRoutes(deps: InventoryRouteDeps): AnyRoute[] {
     ...stampPair('updated_at', s.updated_at, zone),
     ...stampPair('deleted_at', s.deleted_at, zone),
   });
-  const rowFields = inventoryFields(view);
+  const rowFields = inventoryFields();
   const rowView = (r: InventoryRow) => {
-    const sku = view.sku(r.sku_id);
-    const hasBox = r.code32 !== null;
+    const sku = r.sku?.facts;
     return {
       id: r.id, carrier_id: r.carrier_id, box_id: r.box_id,
-      box_size: hasBox ? boxSize(r.code32!) : null,
-      box_size_string: hasBox ? boxSizeKey(r.code32!) : null,
+      box_size: r.code32 === null ? null : boxSize(r.code32),
+      box_size_string: r.box_size_string,
       box_height_string_max: r.box_height_max,
-      section_code: hasBox ? codeDigits(legacyCode(r.code32!), 8) : null,
+      section_code: r.section_code,
       section_code_32: r.code32,
       content_codes: r.carrier_id === null ? null : codeDigits(r.occupancy, 32),
       depth: r.depth, level_id: r.level_id, position_x: r.position_x, position_y: r.position_y,
@@ -124,7 +127,7 @@ export function inventoryRoutes(deps: InventoryRouteDeps): AnyRoute[] {
       sku_id: r.sku_id, sku_name: sku?.name ?? null,
       item_count: r.item_count, item_count_max: r.item_count_max, system_quantity: r.item_count,
       measurement_unit: sku?.measurement_unit ?? null, on_empty_sku_action: sku?.on_empty_sku_action ?? null,
-      ...stampPair('updated_at', r.updated_at, zone),
+      updated_at: legacyStamp(r.updated_at, zone), updated_at_utc: utcStamp(r.updated_at),
     };
   };
 
