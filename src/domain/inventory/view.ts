@@ -84,14 +84,23 @@ export class InventoryView implements ListSource<InventoryRow> {
   /** Builds every row from the store: at start. */
   build(): void {
     for (const sku of this.store.collection(skus).scan()) this.slot(sku.id).facts = factsOf(sku);
-    for (const level of this.site.levels) for (const space of level.storage) this.put(this.spaceRow(space, null));
     const byCarrier = new Map<string, BoxRecord[]>();
     for (const box of this.store.collection(boxes).scan()) {
       let list = byCarrier.get(box.carrier_id);
       if (!list) byCarrier.set(box.carrier_id, (list = []));
       list.push(box);
     }
-    for (const carrier of this.store.collection(carriers).scan()) this.place(carrier, byCarrier.get(carrier.id) ?? []);
+    const all = [...this.store.collection(carriers).scan()];
+    // A space whose carrier holds boxes shows box rows, not its empty row: making that row
+    // only for place() to drop it was a third of the build. The rows and their order are
+    // those of placing every carrier over all the empty rows.
+    const boxed = new Set<StorageSpace>();
+    for (const carrier of all) {
+      const space = this.site.level(carrier.level_id)?.spaceAt(carrier.x, carrier.y);
+      if (space && byCarrier.has(carrier.id)) boxed.add(space);
+    }
+    for (const level of this.site.levels) for (const space of level.storage) if (!boxed.has(space)) this.put(this.spaceRow(space, null));
+    for (const carrier of all) this.place(carrier, byCarrier.get(carrier.id) ?? []);
     for (const level of this.site.levels) for (const lane of level.lanes) this.refreshLane(level, lane.index);
   }
 
@@ -170,14 +179,9 @@ export class InventoryView implements ListSource<InventoryRow> {
     for (const box of carrierBoxes) occupancy = (occupancy | box.code32) >>> 0;
 
     const old = this.byCarrier.get(carrier.id) ?? [];
-    const keep = new Set<string>();
     const list: InventoryRow[] = [];
     if (carrierBoxes.length === 0) {
-      if (space) {
-        const row = this.spaceRow(space, carrier);
-        keep.add(row.id);
-        list.push(this.put(row));
-      }
+      if (space) list.push(this.put(this.spaceRow(space, carrier)));
     } else {
       if (space) this.drop(spaceId(space.level_id, space.x, space.y));
       for (const box of carrierBoxes) {
@@ -202,14 +206,16 @@ export class InventoryView implements ListSource<InventoryRow> {
           box_height_max: this.boxHeight.get(carrier.level_id) ?? DEFAULT_BOX_HEIGHT_MAX,
           updated_at: box.updated_at,
         };
-        keep.add(row.id);
         list.push(this.put(row));
       }
     }
-    // A row may have moved to another carrier already (a swap refreshes both): leave it there.
-    for (const row of old) if (!keep.has(row.id) && row.box_id !== null && row.carrier_id === carrier.id) this.drop(row.id);
+    if (old.length > 0) {
+      // A row may have moved to another carrier already (a swap refreshes both): leave it there.
+      const keep = new Set(list.map((row) => row.id));
+      for (const row of old) if (!keep.has(row.id) && row.box_id !== null && row.carrier_id === carrier.id) this.drop(row.id);
+    }
     this.byCarrier.set(carrier.id, list);
-    if (!level?.spaceAt(carrier.x, carrier.y)) {
+    if (!space) {
       const distance = this.distances.get(carrier.level_id)?.from(carrier.x, carrier.y);
       for (const row of list) row.eta = distance === undefined ? null : etaSeconds(0, 0, distance);
     }
