@@ -38,6 +38,7 @@ import type { LogTail } from './log/tail.js';
 import { SupportOutbox } from './domain/support/outbox.js';
 import { SupportForwarder } from './domain/support/forwarder.js';
 import { supportRoutes } from './http/routes/support.js';
+import { WORKFLOW_COLLECTIONS, workflowRoutes } from './http/routes/workflows.js';
 
 export interface App {
   config: Config;
@@ -70,7 +71,7 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
   logger.info({ site: config.site, name: site.name, levels: site.levels.length, spaces: site.levels.reduce((n, l) => n + l.storage.length, 0) }, 'site layout loaded');
   const store = await Store.open(
     { dir: path.join(config.state_dir, 'db') },
-    [...AUTH_COLLECTIONS, ...INVENTORY_COLLECTIONS, ...SETTINGS_COLLECTIONS, ...EVENT_COLLECTIONS],
+    [...AUTH_COLLECTIONS, ...INVENTORY_COLLECTIONS, ...SETTINGS_COLLECTIONS, ...EVENT_COLLECTIONS, ...WORKFLOW_COLLECTIONS],
     MIGRATIONS,
   );
   logger.info({ dir: path.join(config.state_dir, 'db'), schema_version: store.schemaVersion() }, 'store opened');
@@ -128,6 +129,7 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
     ...settingsRoutes(settings, store, timeZone),
     ...eventRoutes(store, { timeZone, maxPageSize }),
     ...supportRoutes({ outbox: supportOutbox, timeZone }),
+    ...workflowRoutes({ store }),
     ...reportRoutes(new Diagnostics({
       config, store, site, events, logTail: options.logTail, now: Date.now, counts: () => store.counts(),
       settings: () => ({ values: settings.known(), pending_restart: settings.pendingRestart() }),
