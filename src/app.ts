@@ -30,7 +30,7 @@ import { SETTINGS_COLLECTIONS, Settings } from './domain/settings/settings.js';
 import { settingRegistry } from './domain/settings/registry.js';
 import { authSettingsFrom } from './domain/settings/auth-settings.js';
 import { settingsRoutes } from './http/routes/settings.js';
-import { eventRoutes } from './http/routes/events.js';
+import { eventRoutes, eventStreamRoute } from './http/routes/events.js';
 import { VERSION } from './version.js';
 import { Diagnostics } from './domain/diagnostics/report.js';
 import { reportRoutes } from './http/routes/report.js';
@@ -128,6 +128,7 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
     ...inventoryRoutes({ site, store, inventory, view, images: new SkuImages(config.state_dir), timeZone, maxPageSize }),
     ...settingsRoutes(settings, store, timeZone),
     ...eventRoutes(store, { timeZone, maxPageSize }),
+    eventStreamRoute(events, { timeZone, maxPageSize }),
     ...supportRoutes({ outbox: supportOutbox, timeZone }),
     ...workflowRoutes({ store }),
     ...reportRoutes(new Diagnostics({

@@ -21,6 +21,7 @@ export type DomainErrorCode =
   | 'unsupported_media_type'
   | 'method_not_allowed'
   | 'too_many_requests'
+  | 'upgrade_required'
   | 'unavailable';
 
 /** Base of every error the domain throws on purpose. */

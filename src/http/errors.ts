@@ -16,6 +16,7 @@ export const STATUS_OF: Record<DomainErrorCode, number> = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   too_many_requests: 429,
+  upgrade_required: 426,
   unavailable: 503,
 };
 

@@ -52,6 +52,18 @@ export interface RequestContext<P = unknown, Q = unknown, B = unknown> {
   log: Logger;
 }
 
+/** What a WebSocket handler may do with its socket: send text, close. */
+export interface StreamSocket {
+  /** Queues a text message; false once the client is too far behind (drop it). */
+  send(text: string): boolean;
+  close(code: number, reason: string): void;
+}
+
+/** A running WebSocket handler; `close` is called once the socket is gone. */
+export interface StreamSession {
+  close(): void;
+}
+
 /** A response entry: a JSON schema, or a described non-JSON payload. */
 export type ResponseSpec = TSchema | { description: string; contentType: string; schema?: TSchema };
 
@@ -76,6 +88,11 @@ export interface RouteSpec<P extends TObject | undefined, Q extends TObject | un
   /** Success status and schema, plus any extra statuses this route answers on purpose. */
   responses: Record<number, ResponseSpec>;
   handler(ctx: RequestContext<StaticOr<P, Record<string, never>>, StaticOr<Q, Record<string, never>>, BodyOf<B>>): unknown;
+  /**
+   * Makes the route a WebSocket endpoint as well: an upgrade request passes the same checks,
+   * then this runs with the socket. `handler` answers plain GETs (426 Upgrade Required).
+   */
+  websocket?(ctx: RequestContext<StaticOr<P, Record<string, never>>, StaticOr<Q, Record<string, never>>, undefined>, socket: StreamSocket): StreamSession;
 }
 
 /** A route with its types erased, as the router keeps it. */

@@ -16,6 +16,7 @@ import { coerceQuery, parseQuery } from './query.js';
 import { AUTHENTICATED, isMultipart, Reply, successStatus, type AnyRoute, type Caller, type RequestContext } from './route.js';
 import { Router } from './router.js';
 import { compile, type Validator } from './validation.js';
+import { WebSockets, type UpgradeRequest } from './websocket.js';
 
 /** Decides who is calling; throws an `unauthorized` error for bad credentials. */
 export type Authenticate = (headers: Readonly<Record<string, string>>, remoteAddress: string) => Caller | Promise<Caller>;
@@ -53,6 +54,8 @@ export class HttpServer {
   readonly router = new Router();
   private readonly compiled = new Map<AnyRoute, Compiled>();
   private readonly app: TemplatedApp;
+  /** Open WebSocket connections of routes with a `websocket` handler. */
+  readonly sockets: WebSockets;
   private listenSocket: us_listen_socket | undefined;
   private inFlight = 0;
   private draining = false;
@@ -63,6 +66,11 @@ export class HttpServer {
 
   constructor(private readonly options: ServerOptions) {
     this.app = SSLApp({ cert_file_name: options.certFile, key_file_name: options.keyFile });
+    this.sockets = new WebSockets(this.app, {
+      prepare: (route, request, exchange) => this.prepareUpgrade(route, request, exchange),
+      fail: (exchange, err, requestId, method, url) => this.fail(exchange, err, requestId, method, url),
+      logger: options.logger,
+    }, COPIED_HEADERS);
     this.app.any('/*', (res, req) => this.dispatch(res, req));
   }
 
@@ -86,6 +94,7 @@ export class HttpServer {
         multipart: isMultipart(route.body) ? planMultipart(route.body.multipart) : undefined,
         responses,
       });
+      if (route.websocket) this.sockets.attach(route);
     }
   }
 
@@ -110,6 +119,7 @@ export class HttpServer {
    */
   async close(timeoutMs: number): Promise<{ unfinished: number }> {
     this.draining = true;
+    this.sockets.closeAll();
     if (this.listenSocket) us_listen_socket_close(this.listenSocket);
     this.listenSocket = undefined;
     if (this.inFlight > 0) {
@@ -202,6 +212,28 @@ export class HttpServer {
     this.validateInputs(c, ctx, qs);
     if (reading) ctx.body = await reading;
     return this.respond(exchange, c, ctx, await c.route.handler(ctx as never));
+  }
+
+  /** The checks of a WebSocket upgrade: those of any request, without a body. */
+  private async prepareUpgrade(route: AnyRoute, request: UpgradeRequest, exchange: Exchange): Promise<RequestContext> {
+    if (this.draining) throw new HttpError('unavailable', 'The controller is shutting down', { connection: 'close' });
+    const c = this.compiled.get(route)!;
+    const match = this.router.match('GET', request.url);
+    const params = match.kind === 'found' ? match.params : {};
+    const requestId = this.nextRequestId(request.headers['x-request-id']);
+    // Browsers cannot set headers on a WebSocket: they may pass the bearer token in the query.
+    if (request.headers.authorization === undefined) {
+      const token = new URLSearchParams(request.qs).get('access_token');
+      if (token) request.headers.authorization = `Bearer ${token}`;
+    }
+    const ctx = new Context(params, request.headers, requestId, request.remoteAddress, exchange, this.options.logger);
+    if (this.options.authenticate && route.permission !== null) {
+      ctx.caller = await this.options.authenticate(request.headers, request.remoteAddress);
+      this.authorize(route, ctx.caller);
+    }
+    this.validateInputs(c, ctx, request.qs);
+    this.options.logger.info({ req_id: requestId, url: request.url, caller: ctx.caller.kind, id: ctx.caller.id }, 'websocket opened');
+    return ctx;
   }
 
   /** Converts and checks path and query parameters in place. */

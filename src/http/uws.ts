@@ -1,5 +1,5 @@
 /** uWebSockets.js is CommonJS with computed exports: ESM code imports it through here. */
 import uws from 'uWebSockets.js';
 
-export type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket, MultipartField } from 'uWebSockets.js';
+export type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket, us_socket_context_t, MultipartField, WebSocket } from 'uWebSockets.js';
 export const { SSLApp, getParts, us_listen_socket_close, us_socket_local_port } = uws;

@@ -1,11 +1,14 @@
 /** Spec 4.7: the event log. */
-import Type from 'typebox';
-import { eventRecords, type EventRecord } from '../../domain/events/events.js';
-import type { FieldTable, ListSource } from '../../domain/list/index.js';
+import Type, { type TSchema } from 'typebox';
+import { eventRecords, type EventRecord, type Events } from '../../domain/events/events.js';
+import { Subscription } from '../../domain/events/subscription.js';
+import { DomainError } from '../../domain/errors.js';
+import { executeList, listQuerySchema, parseListQuery, type FieldTable, type ListSource } from '../../domain/list/index.js';
+import { ErrorBody } from '../errors.js';
 import { stampPair } from '../../domain/time.js';
 import type { Store } from '../../store/store.js';
 import { listRoute } from '../list-route.js';
-import type { AnyRoute } from '../route.js';
+import { route, type AnyRoute } from '../route.js';
 import { Nullable, Timestamp } from '../schemas/common.js';
 
 export const EVENT_FIELDS: FieldTable<EventRecord> = {
@@ -64,4 +67,43 @@ export function eventRoutes(store: Store, options: { timeZone: string; maxPageSi
       view: (e) => eventView(e, options.timeZone), options: { maxPageSize: options.maxPageSize, timeZone: options.timeZone },
     }),
   ];
+}
+
+/** `GET /api/v2/events/stream`: the live feed over a WebSocket (beyond the spec; docs/events.md). */
+export function eventStreamRoute(events: Events, options: { timeZone: string; maxPageSize: number }): AnyRoute {
+  const listOptions = { maxPageSize: options.maxPageSize, timeZone: options.timeZone };
+  const base = listQuerySchema(EVENT_FIELDS, listOptions);
+  const props = { ...base.properties } as Record<string, TSchema>;
+  for (const unused of ['page', 'size', 'sort_by']) delete props[unused];
+  const query = Type.Object({
+    ...props,
+    after: Type.Optional(Type.Integer({ minimum: 0, description: 'Resume after this event id: every retained event after it comes first, then the live feed' })),
+    access_token: Type.Optional(Type.String({ description: 'For browsers, which cannot set headers on a WebSocket: the bearer credential' })),
+  });
+  return route({
+    method: 'GET', path: '/api/v2/events/stream', tag: 'Events', permission: 'events:view',
+    summary: 'Live event stream (WebSocket)',
+    description: 'Open with a WebSocket upgrade (wss://). Authenticated like every endpoint (Authorization header, or access_token in the query for browsers); '
+      + 'filters and search as GET /api/v2/events. The first message is {"type":"ready","after","last_id","oldest_retained_id"}; then each matching event as '
+      + '{"type":"event","event":{...}} in id order as it commits. With ?after=<id> every retained event after that id comes first, with no gap and no duplicate. '
+      + 'A client that falls more than 1 MiB behind is closed with code 4008 and should reconnect with ?after=<last id seen>. Without an upgrade the answer is 426.',
+    query,
+    responses: { 101: { description: 'Switching to the WebSocket protocol', contentType: 'application/json' }, 426: ErrorBody },
+    handler: () => {
+      throw new DomainError('upgrade_required', 'This endpoint is a WebSocket: open it with an upgrade request (wss://)');
+    },
+    websocket: (ctx, socket) => {
+      const q = ctx.query as Record<string, unknown>;
+      const parsed = parseListQuery(EVENT_FIELDS, q, listOptions);
+      const one: EventRecord[] = [];
+      const single: ListSource<EventRecord> = { lookup: () => undefined, scan: () => one };
+      const matches = (event: EventRecord) => {
+        one[0] = event;
+        return executeList(EVENT_FIELDS, single, parsed).total === 1;
+      };
+      const subscription = new Subscription(events, matches, (e) => eventView(e, options.timeZone), socket, q.after as number | undefined);
+      subscription.start();
+      return { close: () => subscription.stop() };
+    },
+  });
 }

@@ -1,0 +1,120 @@
+/**
+ * WebSocket endpoints. A route with a `websocket` handler is also registered with uWS's
+ * `ws()`: the upgrade request goes through the same authentication, permission and query
+ * validation as any request (and fails with the same error bodies), then the handler gets a
+ * socket it can only send text on and close. A client that cannot keep up is the handler's
+ * to drop: `send` returns false once the socket's buffer passes the limit, and the daemon
+ * never waits for a client.
+ */
+import type { Logger } from '../log/logger.js';
+import { Exchange } from './exchange.js';
+import type { AnyRoute, RequestContext, StreamSession, StreamSocket } from './route.js';
+import type { HttpRequest, HttpResponse, TemplatedApp, us_socket_context_t, WebSocket } from './uws.js';
+
+/** Bytes a client may have unread before `send` reports it as too slow. */
+export const SOCKET_BUFFER_LIMIT = 1 << 20;
+
+interface SocketData {
+  ctx: RequestContext;
+  session?: StreamSession;
+  open: boolean;
+}
+
+export interface UpgradeHooks {
+  /** Authenticates, authorizes and validates the upgrade request; throws the usual errors. */
+  prepare(route: AnyRoute, request: UpgradeRequest, exchange: Exchange): Promise<RequestContext>;
+  /** Answers a refused upgrade with the error body; returns the status. */
+  fail(exchange: Exchange, err: unknown, requestId: string, method: string, url: string): number;
+  logger: Logger;
+}
+
+/** What is copied from the uWS request before it dies. */
+export interface UpgradeRequest {
+  url: string;
+  qs: string;
+  headers: Record<string, string>;
+  remoteAddress: string;
+}
+
+const UPGRADE_HEADERS = ['sec-websocket-key', 'sec-websocket-protocol', 'sec-websocket-extensions'];
+
+export class WebSockets {
+  private readonly sockets = new Set<WebSocket<SocketData>>();
+
+  constructor(
+    private readonly app: TemplatedApp,
+    private readonly hooks: UpgradeHooks,
+    private readonly copiedHeaders: readonly string[],
+  ) {}
+
+  /** Serves `route.websocket` at the route's path. */
+  attach(route: AnyRoute): void {
+    const pattern = route.path.replace(/\{(\w+)\}/g, ':$1');
+    this.app.ws<SocketData>(pattern, {
+      maxPayloadLength: 4096, // clients have nothing to say beyond a ping
+      idleTimeout: 120,
+      sendPingsAutomatically: true,
+      maxBackpressure: SOCKET_BUFFER_LIMIT * 2,
+      upgrade: (res, req, context) => this.upgrade(route, res, req, context),
+      open: (ws) => this.open(route, ws),
+      close: (ws) => {
+        const data = ws.getUserData();
+        data.open = false;
+        this.sockets.delete(ws);
+        data.session?.close();
+      },
+    });
+  }
+
+  /** Number of open sockets. */
+  get size(): number {
+    return this.sockets.size;
+  }
+
+  /** Closes every socket (shutdown): clients are told to come back later. */
+  closeAll(): void {
+    for (const ws of [...this.sockets]) ws.end(1001, 'controller stopping');
+  }
+
+  private upgrade(route: AnyRoute, res: HttpResponse, req: HttpRequest, context: us_socket_context_t): void {
+    const exchange = new Exchange(res);
+    const headers: Record<string, string> = {};
+    for (const name of [...this.copiedHeaders, ...UPGRADE_HEADERS]) {
+      const v = req.getHeader(name);
+      if (v !== '') headers[name] = v;
+    }
+    const request: UpgradeRequest = { url: req.getUrl(), qs: req.getQuery() ?? '', headers, remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString() };
+    this.hooks.prepare(route, request, exchange).then(
+      (ctx) => {
+        if (exchange.aborted) return;
+        res.cork(() => {
+          res.upgrade<SocketData>({ ctx, open: true }, headers['sec-websocket-key'] ?? '', headers['sec-websocket-protocol'] ?? '', headers['sec-websocket-extensions'] ?? '', context);
+        });
+      },
+      (err: unknown) => {
+        this.hooks.fail(exchange, err, headers['x-request-id'] ?? '', 'GET', request.url);
+      },
+    );
+  }
+
+  private open(route: AnyRoute, ws: WebSocket<SocketData>): void {
+    const data = ws.getUserData();
+    this.sockets.add(ws);
+    const socket: StreamSocket = {
+      send: (text) => {
+        if (!data.open) return false;
+        const sent = ws.send(text, false);
+        return sent !== 2 && ws.getBufferedAmount() <= SOCKET_BUFFER_LIMIT;
+      },
+      close: (code, reason) => {
+        if (data.open) ws.end(code, reason);
+      },
+    };
+    try {
+      data.session = route.websocket!(data.ctx as never, socket);
+    } catch (err) {
+      this.hooks.logger.error({ err, req_id: data.ctx.requestId }, 'websocket handler failed');
+      ws.end(1011, 'internal error');
+    }
+  }
+}

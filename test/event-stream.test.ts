@@ -1,0 +1,131 @@
+// The live event stream over a real WebSocket on the real TLS server: authentication, the
+// filter, resuming with ?after= without gap or duplicate, and a stalled subscriber dropped
+// without holding up the others.
+import t from 'tap';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import WebSocket from 'ws';
+import { startTestApp, type TestApp } from './helpers/app.js';
+import { Client } from './helpers/client.js';
+import { EVENT } from '../src/domain/events/catalogue.js';
+import { CLOSE_TOO_SLOW } from '../src/domain/events/subscription.js';
+
+let a: TestApp;
+let c: Client;
+let key: string;
+let ca: Buffer;
+
+t.before(async () => {
+  a = await startTestApp();
+  key = JSON.parse(readFileSync(path.join(a.stateDir, 'bootstrap-admin.json'), 'utf8')).api_key;
+  ca = readFileSync(a.app.tls.certFile);
+  c = new Client(a.app.port, ca, key);
+});
+t.teardown(async () => {
+  c.close();
+  await a.close();
+});
+
+interface Feed {
+  ws: WebSocket;
+  messages: any[];
+  closed: Promise<{ code: number; reason: string }>;
+  /** Resolves once `n` messages have arrived. */
+  waitFor(n: number): Promise<any[]>;
+}
+
+function connect(query: string, headers: Record<string, string> = { authorization: `Bearer ${key}` }): Promise<Feed> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(`wss://127.0.0.1:${a.app.port}/api/v2/events/stream${query}`, { ca, headers, checkServerIdentity: () => undefined });
+    const messages: any[] = [];
+    const waiters: { n: number; done: (m: any[]) => void }[] = [];
+    ws.on('message', (data) => {
+      messages.push(JSON.parse(data.toString()));
+      for (const w of [...waiters]) if (messages.length >= w.n) w.done(messages);
+    });
+    const closed = new Promise<{ code: number; reason: string }>((done) => ws.on('close', (code, reason) => done({ code, reason: reason.toString() })));
+    ws.on('open', () => resolve({
+      ws, messages, closed,
+      waitFor: (n) => (messages.length >= n ? Promise.resolve(messages) : new Promise((done) => waiters.push({ n, done }))),
+    }));
+    ws.on('unexpected-response', (_req, res) => reject(Object.assign(new Error(`HTTP ${res.statusCode}`), { status: res.statusCode })));
+    ws.on('error', reject);
+  });
+}
+
+const setting = (n: number) => c.request('/api/v2/settings/events.retentionDays', { method: 'PATCH', json: { value_json: n } });
+
+t.test('upgrades pass the same checks as requests', async (t) => {
+  await t.rejects(connect('', {}), { status: 401 });
+  await t.rejects(connect('', { authorization: 'Bearer whk_nope' }), { status: 401 });
+  await t.rejects(connect('?severity__gte=high'), { status: 422 });
+  const plain = await c.request('/api/v2/events/stream');
+  t.equal(plain.status, 426, 'a plain GET is told to upgrade');
+  const viaQuery = await connect(`?access_token=${key}`, {});
+  const [ready] = await viaQuery.waitFor(1);
+  t.match(ready, { type: 'ready', last_id: Number });
+  viaQuery.ws.close();
+});
+
+t.test('a subscriber receives exactly the matching events, in order, as they commit', async (t) => {
+  const all = await connect('');
+  const settingsOnly = await connect('?component__eq=settings&search=description:retentionDays');
+  await all.waitFor(1);
+  await settingsOnly.waitFor(1);
+  for (let i = 1; i <= 5; i++) await setting(10 + i);
+  await c.request('/api/v2/auth/login', { method: 'POST', json: { email: 'nobody@example.com', password: 'x' } });
+  const got = await settingsOnly.waitFor(6);
+  t.same(got.slice(1).map((m) => m.event.description.match(/set to (\d+)/)[1]), ['11', '12', '13', '14', '15']);
+  t.ok(got.slice(1).every((m) => m.type === 'event' && m.event.component === 'settings' && m.event.hex_value === EVENT.settingChanged.hex));
+  const everything = await all.waitFor(7);
+  t.same(everything.slice(1, 7).map((m) => m.event.component), ['settings', 'settings', 'settings', 'settings', 'settings', 'auth']);
+  const ids = everything.slice(1).map((m) => m.event.id);
+  t.same(ids, [...ids].sort((x, y) => x - y), 'id order');
+  t.equal(new Set(ids).size, ids.length, 'no duplicate');
+  all.ws.close();
+  settingsOnly.ws.close();
+});
+
+t.test('?after= resumes with everything missed, then the live feed, no gap and no duplicate', async (t) => {
+  const first = await connect('');
+  const [ready] = await first.waitFor(1);
+  await setting(21);
+  const [, seen] = await first.waitFor(2);
+  first.ws.close();
+  await first.closed;
+  for (let i = 22; i <= 25; i++) await setting(i); // missed while away
+
+  const again = await connect(`?after=${seen.event.id}`);
+  const backlog = await again.waitFor(5);
+  t.equal(backlog[0].after, seen.event.id);
+  t.ok(backlog[0].last_id > ready.last_id);
+  await setting(26); // live
+  const all = await again.waitFor(6);
+  t.same(all.slice(1).map((m) => Number(m.event.description.match(/set to (\d+)/)[1])), [22, 23, 24, 25, 26]);
+  const ids = all.slice(1).map((m) => m.event.id);
+  t.same(ids, ids.map((_, i) => seen.event.id + 1 + i), 'consecutive ids from the one after the last seen');
+  again.ws.close();
+});
+
+t.test('a subscriber that falls behind is dropped; the others and the API go on', async (t) => {
+  const healthy = await connect('?component__eq=settings');
+  await healthy.waitFor(1);
+  // 30,000 events (about 9 MB) in one commit: a client resuming from 0 gets them in one go,
+  // faster than any client reads, so its buffer passes the limit.
+  const { events, store } = a.app;
+  await store.write(() => {
+    for (let i = 0; i < 30_000; i++) events.record(EVENT.reportCreated, `bulk event ${i} ${'x'.repeat(200)}`);
+  });
+  const slow = await connect('?after=0');
+  const { code, reason } = await slow.closed;
+  t.equal(code, CLOSE_TOO_SLOW);
+  t.match(reason, /reconnect with \?after=/);
+  t.ok(slow.messages.length < 30_000, `dropped after ${slow.messages.length} messages`);
+
+  await setting(30);
+  const got = await healthy.waitFor(2);
+  t.match(got[1].event.description, /set to 30/, 'the other subscriber goes on');
+  t.equal((await c.request('/api/v2/health')).status, 200);
+  t.equal(a.app.server.sockets.size, 1);
+  healthy.ws.close();
+});
