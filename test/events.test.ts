@@ -1,28 +1,24 @@
 // The event log: what is recorded, with codes and severities; filters and order; durable,
 // increasing ids; retention; nothing secret in any event.
 import t from 'tap';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startTestApp, type TestApp } from './helpers/app.js';
+import { startAdminApp, type AdminApp, type Bootstrap } from './helpers/app.js';
 import { Client } from './helpers/client.js';
 import { Store } from '../src/store/store.js';
 import { EVENT, EVENT_KINDS } from '../src/domain/events/catalogue.js';
 import { EVENT_COLLECTIONS, Events } from '../src/domain/events/events.js';
 
-let a: TestApp;
+let a: AdminApp;
 let c: Client;
-let boot: { email: string; password: string; api_key: string };
+let boot: Bootstrap;
 
 t.before(async () => {
-  a = await startTestApp();
-  boot = JSON.parse(readFileSync(path.join(a.stateDir, 'bootstrap-admin.json'), 'utf8'));
-  c = new Client(a.app.port, readFileSync(a.app.tls.certFile), boot.api_key);
+  a = await startAdminApp();
+  ({ admin: c, boot } = a);
 });
-t.teardown(async () => {
-  c.close();
-  await a.close();
-});
+t.teardown(() => a.close());
 
 const list = async (query = '') => (await c.request(encodeURI(`/api/v2/events?size=200&${query}`))).json;
 

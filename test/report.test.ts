@@ -5,24 +5,20 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { extract, list } from 'tar';
-import { startTestApp, type TestApp } from './helpers/app.js';
+import { startAdminApp, type AdminApp, type Bootstrap } from './helpers/app.js';
 import { Client } from './helpers/client.js';
 import { REPORTS_KEPT, publicConfig } from '../src/domain/diagnostics/report.js';
 import { loadConfig } from '../src/config/config.js';
 
-let a: TestApp;
+let a: AdminApp;
 let c: Client;
-let boot: { email: string; password: string; api_key: string };
+let boot: Bootstrap;
 
 t.before(async () => {
-  a = await startTestApp();
-  boot = JSON.parse(readFileSync(path.join(a.stateDir, 'bootstrap-admin.json'), 'utf8'));
-  c = new Client(a.app.port, readFileSync(a.app.tls.certFile), boot.api_key);
+  a = await startAdminApp();
+  ({ admin: c, boot } = a);
 });
-t.teardown(async () => {
-  c.close();
-  await a.close();
-});
+t.teardown(() => a.close());
 
 /** Every file of the state directory that holds a secret, as text. */
 function secrets(): string[] {

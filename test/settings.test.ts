@@ -1,26 +1,20 @@
 // Settings over the real API: the registry, resolution, validation, custom keys, required
 // roles, restart-pending values, live effect on auth, and the versions and events they move.
 import t from 'tap';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { decodeJwt } from 'jose';
-import { startTestApp, type TestApp } from './helpers/app.js';
+import { startAdminApp, type AdminApp, type Bootstrap } from './helpers/app.js';
 import { Client, type Answer } from './helpers/client.js';
 import type { Caller } from '../src/domain/auth/caller.js';
 
-let a: TestApp;
+let a: AdminApp;
 let c: Client;
-let boot: { email: string; password: string; api_key: string };
+let boot: Bootstrap;
 
 t.before(async () => {
-  a = await startTestApp();
-  boot = JSON.parse(readFileSync(path.join(a.stateDir, 'bootstrap-admin.json'), 'utf8'));
-  c = new Client(a.app.port, readFileSync(a.app.tls.certFile), boot.api_key);
+  a = await startAdminApp();
+  ({ admin: c, boot } = a);
 });
-t.teardown(async () => {
-  c.close();
-  await a.close();
-});
+t.teardown(() => a.close());
 
 const send = (method: string, p: string, json?: unknown) => c.request(p, { method, ...(json === undefined ? {} : { json }) });
 const item = async (key: string) => ((await send('GET', '/api/v2/settings')).json.items as { key: string }[]).find((i) => i.key === key) as Record<string, unknown>;

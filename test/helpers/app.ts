@@ -33,3 +33,30 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     },
   };
 }
+
+/** The first administrator's credentials, as the daemon writes them on first start. */
+export interface Bootstrap {
+  email: string;
+  password: string;
+  api_key: string;
+}
+
+export interface AdminApp extends TestApp {
+  boot: Bootstrap;
+  /** A client authenticated with the bootstrap API key (every permission). */
+  admin: Client;
+}
+
+/** Starts an app and a client holding the bootstrap key; `close` closes both. */
+export async function startAdminApp(env: Record<string, string> = {}): Promise<AdminApp> {
+  const a = await startTestApp(env);
+  const boot = JSON.parse(readFileSync(path.join(a.stateDir, 'bootstrap-admin.json'), 'utf8')) as Bootstrap;
+  const admin = new Client(a.app.port, readFileSync(a.app.tls.certFile), boot.api_key);
+  return {
+    ...a, boot, admin,
+    async close() {
+      admin.close();
+      await a.close();
+    },
+  };
+}
