@@ -1,5 +1,6 @@
 // npm run bench:inventory [-- --spaces 100000 --levels 4 --fill 0.92 --boxes 2.9 --skus 5000 --seed 7
-//                             --iterations 200 --slow-iterations 40 --warmup 10 --no-build --keep]
+//                             --iterations 200 --slow-iterations 40 --warmup 10 --no-build --keep --only text
+//                             --node-flags=--max-old-space-size=768]
 //
 // The inventory view and the SKU list on a generated site of >= 100,000 storage spaces and
 // >= 250,000 boxes, through the real daemon (dist/main.js) over TLS on loopback with its real
@@ -47,6 +48,8 @@ const { values: args } = parseArgs({
     warmup: { type: 'string', default: '10' },
     'no-build': { type: 'boolean', default: false },
     keep: { type: 'boolean', default: false },
+    only: { type: 'string' },
+    'node-flags': { type: 'string' },
   },
 });
 const iterations = positive(args.iterations!, 'iterations');
@@ -106,7 +109,9 @@ interface Started {
 /** Starts dist/main.js on the state directory and waits for 'HTTPS API listening'. */
 async function startDaemon(): Promise<Started> {
   const t0 = performance.now();
-  const child = spawn(process.execPath, [path.join(ROOT, 'dist/main.js')], {
+  // The flags of systemd/warehouse-controller.service and `npm start`.
+  const flags = ['--enable-source-maps', ...(args['node-flags']?.split(/\s+/).filter(Boolean) ?? [])];
+  const child = spawn(process.execPath, [...flags, path.join(ROOT, 'dist/main.js')], {
     cwd: ROOT,
     // Info level: the start-up lines carry the seeding and view-build times. Nothing is logged
     // per request at info, so it costs nothing during the measurement.
@@ -165,6 +170,7 @@ function stepMs(started: Started, msg: string): number | undefined {
 }
 
 console.log(`site: ${siteLine}; list engine dist/domain/list/execute.js sha256 ${engineHash}`);
+if (args['node-flags']) console.log(`daemon node flags (beyond the unit's): ${args['node-flags']}`);
 const first = await startDaemon();
 const firstMemory = memory(first.process.pid!);
 const seededMs = stepMs(first, 'inventory seeded from the site layout');
@@ -310,7 +316,7 @@ interface Result {
 const results: Result[] = [];
 console.log(`view rows ${viewRows}, SKUs ${skuCount}; busiest SKU ${busiestSku} (${mostLoads} loads), busiest carrier ${busiestCarrier} (${perCarrier.get(busiestCarrier)} boxes)`);
 console.log(`one request at a time on one keep-alive TLS connection; ${warmup} warm-up requests, then ${iterations} (searches: ${slowIterations}), each after its raw read\n`);
-for (const q of QUERIES) {
+for (const q of QUERIES.filter((x) => args.only === undefined || x.name.includes(args.only))) {
   const page = await pageOf(q.path);
   const n = q.touches(page.total);
   const count = q.slow ? slowIterations : iterations;
@@ -328,8 +334,10 @@ for (const q of QUERIES) {
     if (r.status !== 200) throw new Error(`GET ${q.path}: ${r.status}`);
     http.push(r.ms);
   }
+  const mem = memory(pid);
   results.push({ q, total: page.total, bytes: page.bytes, n, http, raw });
-  console.log(`${q.name}: ${page.total} rows match, ${page.items.length} on the page (${page.bytes} bytes); the engine examines ${n}`);
+  console.log(`${q.name}: ${page.total} rows match, ${page.items.length} on the page (${page.bytes} bytes); the engine examines ${n}; ` +
+    `daemon VmRSS ${mib(mem.rss)} VmHWM ${mib(mem.hwm)}`);
 }
 const afterMemory = memory(pid);
 console.log(`\nload average at end:   ${loadavg()}\n`);
