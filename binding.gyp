@@ -9,6 +9,9 @@
       # node-addon-api's include dir, NODE_ADDON_API_DISABLE_CPP_EXCEPTIONS and -fno-exceptions.
       'dependencies': [ "<!(node -p \"require('node-addon-api').targets\"):node_addon_api" ],
       'defines': [ 'NAPI_VERSION=8' ],
+      # The bot link codec (firmware-protocol/c/wh_proto.c, in sources.txt) is C99.
+      'include_dirs': [ 'firmware-protocol/c' ],
+      'cflags_c': [ '-std=c99', '-Wall', '-Wextra', '-fvisibility=hidden' ],
       # node-gyp defaults to gnu++17 without RTTI; match CMake's C++20 with RTTI.
       'cflags_cc!': [ '-std=gnu++17', '-fno-rtti' ],
       'cflags_cc': [ '-std=c++20', '-Wall', '-Wextra', '-fvisibility=hidden' ],
