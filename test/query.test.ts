@@ -44,7 +44,10 @@ t.test('property: skipping decodeURIComponent when there is no % changes nothing
 
 t.test('values are converted to the schema types', async (t) => {
   const schema = Type.Object({ n: Type.Integer(), f: Type.Number(), b: Type.Boolean(), list: Type.Array(Type.Integer()), s: Type.String() });
-  t.strictSame(coerceQuery(parseQuery('n=4&f=1.5&b=true&list=1&list=2&s=7&other=x'), schema), { n: 4, f: 1.5, b: true, list: [1, 2], s: '7', other: 'x' });
+  t.strictSame(coerceQuery(parseQuery('n=4&f=1.5&b=true&list=1&list=2&s=7&other=x'), schema), { n: 4, f: 1.5, b: true, list: [1, 2], s: '7' }, 'undeclared parameters are dropped');
+  const hostile = coerceQuery(parseQuery('__proto__=a&__proto__=b&constructor=x&n=1'), schema);
+  t.equal(Object.getPrototypeOf(hostile), Object.prototype, '__proto__ cannot change the prototype');
+  t.strictSame(hostile, { n: 1 });
   t.strictSame(coerceQuery(parseQuery('n=abc&n=5'), schema), { n: 5 }, 'the last of a repeated scalar wins');
   t.strictSame(coerceQuery(parseQuery('n=4.5'), schema), { n: '4.5' }, 'left as it is for the validator to refuse');
 });

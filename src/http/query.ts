@@ -43,9 +43,10 @@ export function coerceQuery(raw: RawQuery, schema: TObject): Record<string, unkn
   const out: Record<string, unknown> = {};
   const props = schema.properties as Record<string, TSchema>;
   for (const key in raw) {
-    const value = raw[key]!;
-    const prop = props[key];
-    out[key] = prop === undefined ? value : coerceValue(value, prop);
+    // Undeclared parameters are ignored: dropping them also keeps `__proto__` and the like
+    // from ever becoming keys of a plain object.
+    if (!Object.hasOwn(props, key)) continue;
+    out[key] = coerceValue(raw[key]!, props[key]!);
   }
   return out;
 }

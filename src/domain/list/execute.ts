@@ -61,7 +61,8 @@ function filterPredicate<T>(table: FieldTable<T>, filter: Filter): Predicate<T> 
   const [value] = filter.values;
   switch (filter.op) {
     case 'eq':
-      return value === null ? (row) => get(row) == null : (row) => get(row) === value;
+      if (value === null) return field.isNone ?? ((row) => get(row) == null);
+      return (row) => get(row) === value;
     case 'in': {
       const set = new Set(filter.values);
       return (row) => set.has(get(row));

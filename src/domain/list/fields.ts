@@ -10,6 +10,8 @@ export interface ListField<T> {
   filters?: readonly FilterOp[];
   /** `<name>__eq=none` matches rows without a value. */
   none?: boolean;
+  /** Which rows `none` matches, where it is narrower than "no value" (e.g. boxes without a load, not empty spaces). */
+  isNone?: (row: T) => boolean;
   /** May be named in `search` terms, and is searched by `*:value`. */
   search?: boolean;
   /** May appear in `sort_by` (default true). */

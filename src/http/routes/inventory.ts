@@ -80,7 +80,7 @@ function inventoryFields(): FieldTable<InventoryRow> {
     position_y: { type: 'integer', filters: ['eq', 'ilike'] },
     eta: { type: 'number' },
     eta_int: { type: 'integer', filters: ['ilike'], get: (r) => (r.eta === null ? null : Math.round(r.eta)) },
-    sku_id: { type: 'string', filters: ['eq', 'ilike'], none: true, search: true, indexed: true },
+    sku_id: { type: 'string', filters: ['eq', 'ilike'], none: true, isNone: (r) => r.box_id !== null && r.sku_id === null, search: true, indexed: true },
     sku_name: { type: 'string', filters: ['ilike'], search: true, get: (r) => sku(r)?.name ?? null },
     item_count: { type: 'integer', filters: ['eq', 'ilike'], paramTypes: { eq: 'string' } },
     item_count_max: { type: 'integer', filters: ['eq', 'ilike'], paramTypes: { eq: 'string' } },
@@ -254,7 +254,7 @@ export function inventoryRoutes(deps: InventoryRouteDeps): AnyRoute[] {
     listRoute({
       path: '/api/v2/inventory_view', tag: 'Inventory', permission: 'inventory:view',
       summary: 'One row per box on a carrier and one per empty storage space',
-      description: 'box_id__eq=none lists empty storage spaces; sku_id__eq=none lists boxes without a load (and empty spaces). Fields: docs/inventory.md.',
+      description: 'box_id__eq=none lists empty storage spaces; sku_id__eq=none lists boxes without a load. Fields: docs/inventory.md.',
       fields: rowFields, source: view, item: InventoryRowResponse, view: rowView, options: listOptions,
     }),
   ];
