@@ -49,8 +49,11 @@ function candidates<T>(table: FieldTable<T>, source: ListSource<T>, filters: Fil
     .filter((f) => (f.op === 'eq' || f.op === 'in') && table[f.field]!.indexed && f.values.every((v) => v !== null))
     .sort((a, b) => a.values.length - b.values.length);
   for (const f of usable) {
-    const rows = source.lookup(f.field, f.values);
-    if (rows !== undefined) return { rows: f.values.length > 1 ? new Set(rows) : rows, used: f };
+    // List fields hold one value per row, so distinct values find distinct rows: removing
+    // repeated values is enough, where a Set of 140,000 rows cost ~27 ms and much garbage.
+    const values = f.values.length > 1 ? [...new Set(f.values)] : f.values;
+    const rows = source.lookup(f.field, values);
+    if (rows !== undefined) return { rows, used: f };
   }
   return { rows: source.scan() };
 }
@@ -79,16 +82,17 @@ function filterPredicate<T>(table: FieldTable<T>, filter: Filter): Predicate<T> 
       };
     case 'ilike': {
       const needle = value as string;
+      const lower = lowerCaser();
       if (needle.includes('%')) {
         const pattern = new RegExp(`^${needle.split('%').map(escapeRegExp).join('.*')}$`, 's');
         return (row) => {
           const v = get(row);
-          return v != null && pattern.test(String(v).toLowerCase());
+          return v != null && pattern.test(lower(v));
         };
       }
       return (row) => {
         const v = get(row);
-        return v != null && String(v).toLowerCase().includes(needle);
+        return v != null && lower(v).includes(needle);
       };
     }
   }
@@ -98,10 +102,11 @@ function searchPredicate<T>(table: FieldTable<T>, node: SearchNode): Predicate<T
   if (node.kind === 'term') {
     const getters = node.fields.map((name) => (row: T) => valueOf(table[name]!, name, row));
     const needle = node.needle;
+    const lower = lowerCaser();
     return (row) => {
       for (const get of getters) {
         const v = get(row);
-        if (v != null && String(v).toLowerCase().includes(needle)) return true;
+        if (v != null && lower(v).includes(needle)) return true;
       }
       return false;
     };
@@ -117,9 +122,7 @@ function searchPredicate<T>(table: FieldTable<T>, node: SearchNode): Predicate<T
  *
  * The sort keys are read once per row into columns and the rows' positions are sorted, not the
  * rows: a comparison is then two array reads, where reading through the field table on every
- * comparison cost ~30 ns each (n log n of them). All positions are sorted even for an early
- * page: a bounded heap (n log k) lost to the built-in sort on rows already in or against key
- * order (ids, creation times), which it sorts in about n comparisons.
+ * comparison cost ~30 ns each (n log n of them).
  */
 function sortedPage<T>(table: FieldTable<T>, rows: readonly T[], keys: SortKey[], start: number, end: number): T[] {
   const n = rows.length;
@@ -129,9 +132,13 @@ function sortedPage<T>(table: FieldTable<T>, rows: readonly T[], keys: SortKey[]
     for (let i = 0; i < n; i++) column[i] = valueOf(field, k.field, rows[i]!);
     return column;
   });
-  const order = allInOrder(n, positionOrder(columns, keys));
+  const compare = positionOrder(columns, keys);
+  // An early page of many rows: keep the best `end` positions in a heap (n log end) instead
+  // of sorting them all. Small inputs stay with the built-in sort, which is linear on rows
+  // already in key order.
+  const order = n >= 4096 && end * 16 <= n ? firstInOrder(n, end, compare) : allInOrder(n, compare);
   const page: T[] = [];
-  for (let i = start; i < end && i < n; i++) page.push(rows[order[i]!]!);
+  for (let i = start; i < end && i < order.length; i++) page.push(rows[order[i]!]!);
   return page;
 }
 
@@ -163,6 +170,39 @@ function allInOrder(n: number, order: Order): number[] {
   return positions.sort(order);
 }
 
+/** The first `k` positions of 0..n-1 in order, with a max-heap of the best k seen so far. */
+function firstInOrder(n: number, k: number, order: Order): number[] {
+  const heap: number[] = [];
+  const siftDown = (): void => {
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let worst = i;
+      if (l < heap.length && order(heap[l]!, heap[worst]!) > 0) worst = l;
+      if (r < heap.length && order(heap[r]!, heap[worst]!) > 0) worst = r;
+      if (worst === i) return;
+      [heap[i], heap[worst]] = [heap[worst]!, heap[i]!];
+      i = worst;
+    }
+  };
+  for (let p = 0; p < n; p++) {
+    if (heap.length < k) {
+      heap.push(p);
+      for (let i = heap.length - 1; i > 0;) {
+        const parent = (i - 1) >> 1;
+        if (order(heap[i]!, heap[parent]!) <= 0) break;
+        [heap[i], heap[parent]] = [heap[parent]!, heap[i]!];
+        i = parent;
+      }
+    } else if (order(p, heap[0]!) < 0) {
+      heap[0] = p;
+      siftDown();
+    }
+  }
+  return heap.sort(order);
+}
+
 /** The column as a Float64Array when every value is a number, else undefined. */
 function numericColumn(column: unknown[]): Float64Array | undefined {
   const out = new Float64Array(column.length);
@@ -181,6 +221,24 @@ function compareValues(x: unknown, y: unknown, sign: number): number {
   if ((x as number) < (y as number)) return -sign;
   if ((x as number) > (y as number)) return sign;
   return 0;
+}
+
+/**
+ * Lower-cases values for one query, remembering strings it has seen: many rows share a value
+ * (an SKU's name on each of its boxes), and a lookup costs less than a new string each time.
+ * Bounded, so a column of unique values costs no more than lower-casing.
+ */
+function lowerCaser(): (v: unknown) => string {
+  const seen = new Map<string, string>();
+  return (v) => {
+    if (typeof v !== 'string') return String(v).toLowerCase();
+    let lower = seen.get(v);
+    if (lower === undefined) {
+      lower = v.toLowerCase();
+      if (seen.size < 20_000) seen.set(v, lower);
+    }
+    return lower;
+  };
 }
 
 function escapeRegExp(s: string): string {
