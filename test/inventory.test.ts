@@ -277,6 +277,15 @@ t.test('the inventory view: one row per box and per empty space, filters, search
   t.same((await rows('box_size_string__in=1/4&box_size_string__in=1/8&sort_by=box_id')).items.map((r: { box_id: number }) => r.box_id), [3, 4]);
   t.ok((await rows('sort_by=-eta,box_id')).items.length > 0);
 
+  // Full-text search keeps each row's text until the row or its SKU changes.
+  t.same((await rows('search=*:hex&sort_by=box_id')).items.map((r: { box_id: number }) => r.box_id), [1, 4]);
+  await send('PATCH', '/api/v2/sku/A', { name: 'Zinc washer' });
+  t.same((await rows('search=*:hex')).items, [], 'the old name is gone');
+  t.same((await rows('search=*:zinc&sort_by=box_id')).items.map((r: { box_id: number }) => r.box_id), [1, 4], 'the new name is found');
+  await send('PATCH', '/api/v2/sku/A', { name: 'Hex bolt M8' });
+  await send('PATCH', '/api/v2/box/4', { section_code: '0000000000000001' });
+  t.same((await rows('search=*:1/16')).items.map((r: { box_id: number }) => r.box_id), [4], 'a moved box is found by its new size');
+
   for (const q of ['depth__eq=abc', 'sort_by=colour', 'search=(a:b', 'page=0', 'size=0', 'level_id__in=x', 'position_x__eq=1.5']) {
     const r = await get(`/api/v2/inventory_view?${q}`);
     t.equal(r.status, 422, q);

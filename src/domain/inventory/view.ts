@@ -44,6 +44,9 @@ export interface InventoryRow {
   item_count_max: number | null;
   box_height_max: number;
   updated_at: number | null;
+  /** Lower-cased searchable text, kept until the row or its SKU's facts change. */
+  searchText?: string;
+  searchFacts?: SkuFacts;
 }
 
 /** What rows show of an SKU. */
@@ -127,6 +130,15 @@ export class InventoryView implements ListSource<InventoryRow> {
   refreshSku(id: string): void {
     const sku = this.store.collection(skus).get(id);
     this.slot(id).facts = sku ? factsOf(sku) : undefined;
+  }
+
+  searchText(row: InventoryRow, compute: (row: InventoryRow) => string): string {
+    const facts = row.sku?.facts;
+    if (row.searchText === undefined || row.searchFacts !== facts) {
+      row.searchText = compute(row);
+      row.searchFacts = facts;
+    }
+    return row.searchText;
   }
 
   /** What rows show of an SKU, if it exists. */
@@ -285,6 +297,7 @@ export class InventoryView implements ListSource<InventoryRow> {
     if (old) {
       this.unindex(old);
       Object.assign(old, row);
+      old.searchText = undefined;
       this.index(old);
       return old;
     }

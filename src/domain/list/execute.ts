@@ -12,7 +12,7 @@ type Predicate<T> = (row: T) => boolean;
 export function executeList<T>(table: FieldTable<T>, source: ListSource<T>, query: ListQuery): Page<T> {
   const { rows, used } = candidates(table, source, query.filters);
   const tests: Predicate<T>[] = query.filters.filter((f) => f !== used).map((f) => filterPredicate(table, f));
-  if (query.search) tests.push(searchPredicate(table, query.search));
+  if (query.search) tests.push(searchPredicate(table, query.search, source));
   const matches = (row: T): boolean => {
     for (const test of tests) if (!test(row)) return false;
     return true;
@@ -98,11 +98,21 @@ function filterPredicate<T>(table: FieldTable<T>, filter: Filter): Predicate<T> 
   }
 }
 
-function searchPredicate<T>(table: FieldTable<T>, node: SearchNode): Predicate<T> {
+/** Separates fields in a row's search text; a needle holding it falls back to field by field. */
+const FIELD_BREAK = '\u0001';
+
+function searchPredicate<T>(table: FieldTable<T>, node: SearchNode, source: ListSource<T>): Predicate<T> {
   if (node.kind === 'term') {
     const getters = node.fields.map((name) => (row: T) => valueOf(table[name]!, name, row));
     const needle = node.needle;
     const lower = lowerCaser();
+    if (node.all && source.searchText && !needle.includes(FIELD_BREAK)) {
+      const compute = (row: T): string => getters.map((get) => {
+        const v = get(row);
+        return v == null ? '' : lower(v);
+      }).join(FIELD_BREAK);
+      return (row) => source.searchText!(row, compute).includes(needle);
+    }
     return (row) => {
       for (const get of getters) {
         const v = get(row);
@@ -111,7 +121,7 @@ function searchPredicate<T>(table: FieldTable<T>, node: SearchNode): Predicate<T
       return false;
     };
   }
-  const parts = node.items.map((item) => searchPredicate(table, item));
+  const parts = node.items.map((item) => searchPredicate(table, item, source));
   return node.kind === 'and' ? (row) => parts.every((p) => p(row)) : (row) => parts.some((p) => p(row));
 }
 

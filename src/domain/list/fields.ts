@@ -33,6 +33,12 @@ export interface ListSource<T> {
   lookup(field: string, values: readonly unknown[]): Iterable<T> | undefined;
   /** Every row. */
   scan(): Iterable<T>;
+  /**
+   * A row's lower-cased searchable text for `*:value` terms, which `compute` builds; a source
+   * whose rows live in memory may keep it until the row changes, so a full-text search does
+   * one `includes` per row instead of one per field.
+   */
+  searchText?(row: T, compute: (row: T) => string): string;
 }
 
 /** The paginated envelope of spec 2.1. */
@@ -52,7 +58,7 @@ export interface Filter {
 }
 
 export type SearchNode =
-  | { kind: 'term'; fields: string[]; needle: string }
+  | { kind: 'term'; fields: string[]; needle: string; /** `*:value`: every searchable field. */ all?: boolean }
   | { kind: 'and' | 'or'; items: SearchNode[] };
 
 export interface SortKey {

@@ -58,7 +58,7 @@ export function parseSearch<T>(input: string, table: FieldTable<T>): SearchNode 
     const field = colon === -1 ? '*' : t.text.slice(0, colon);
     const needle = (colon === -1 ? t.text : t.text.slice(colon + 1)).toLowerCase();
     if (needle === '') fail(`Empty value in term ${JSON.stringify(t.text)}`);
-    if (field === '*') return { kind: 'term', fields: searchable, needle };
+    if (field === '*') return { kind: 'term', fields: searchable, needle, all: true };
     if (!table[field]?.search) fail(`Cannot search field ${JSON.stringify(field)}; searchable: ${searchable.join(', ')}`);
     return { kind: 'term', fields: [field], needle };
   };

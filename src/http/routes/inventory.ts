@@ -62,7 +62,7 @@ const SKU_FIELDS: FieldTable<SkuRecord> = {
  * reads from every row take what the view keeps in the row (text forms of the code, the SKU
  * slot) rather than computing it.
  */
-function inventoryFields(): FieldTable<InventoryRow> {
+export function inventoryFields(): FieldTable<InventoryRow> {
   const sku = (r: InventoryRow) => r.sku?.facts;
   return {
     id: { type: 'string' },
