@@ -11,4 +11,7 @@ Napi::Value OpenPty(const Napi::CallbackInfo& info);
 // notify.cc: notify(state) -> boolean
 Napi::Value Notify(const Napi::CallbackInfo& info);
 
+// link_binding.cc: the Link class, one bot link per serial line (docs/native.md)
+Napi::Function DefineLink(Napi::Env env);
+
 }  // namespace warehouse

@@ -1,15 +1,17 @@
 /**
- * The one typed door to the C++ addon (native/): pseudo-terminals for the simulator and
- * systemd notifications. The .node file is loaded on the first call, so importing this module
- * never throws; a missing or stale build fails that call with one message naming the fix.
+ * The one typed door to the C++ addon (native/): pseudo-terminals for the simulator, systemd
+ * notifications and the bot link's class (typed in ./link.ts). The .node file is loaded on the
+ * first call, so importing this module never throws; a missing or stale build fails that call
+ * with one message naming the fix.
  */
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { NativeLinkClass } from './link.js';
 
 /** The ABI this wrapper was written for; must equal kAddonAbi in native/src/addon.cc. */
-export const ADDON_ABI = 1;
+export const ADDON_ABI = 2;
 
 /** The command that (re)builds the addon; every load error names it. */
 export const BUILD_COMMAND = 'npm run build:native';
@@ -25,6 +27,8 @@ export interface Binding {
   abi: number;
   openPty(): Pty;
   notify(state: string): boolean;
+  /** The bot link of one serial line; use createLink() from ./link.ts. */
+  Link: NativeLinkClass;
 }
 
 const requireNative = createRequire(import.meta.url);
@@ -65,7 +69,8 @@ export function loadAddon(file: string, expectedAbi: number = ADDON_ABI): Bindin
   return loaded as Binding;
 }
 
-function addon(): Binding {
+/** The loaded addon (loaded on the first call); for the typed wrappers beside this file. */
+export function addon(): Binding {
   binding ??= loadAddon(addonPath());
   return binding;
 }
