@@ -7,6 +7,7 @@ import path from 'node:path';
 import { Store, type Migration } from '../src/store/store.js';
 import { ConflictError } from '../src/domain/errors.js';
 import { things, type Thing } from './fixtures/things.js';
+import { collectionSource, executeList, parseListQuery, type FieldTable } from '../src/domain/list/index.js';
 
 function tempDir(t: { teardown(fn: () => void): void }): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'wh-store-'));
@@ -125,4 +126,24 @@ t.test('stats describe the environment', async (t) => {
   t.teardown(() => store.close());
   const s = store.stats();
   t.ok(s.pageSize > 0 && s.mapSize > 0);
+});
+
+t.test('an index-only unsorted list page reads only the rows it shows; the index counts the rest', async (t) => {
+  const store = await Store.open({ dir: tempDir(t) }, [things]);
+  t.teardown(() => store.close());
+  const c = store.collection(things);
+  await store.write(() => {
+    for (let i = 0; i < 30; i++) c.put({ id: `t${String(i).padStart(2, '0')}`, group: i % 3, tags: [] });
+  });
+  t.equal(c.countBy('group', 1), 10);
+  const table: FieldTable<Thing> = { id: { type: 'string', filters: ['eq'], indexed: true }, group: { type: 'integer', filters: ['eq', 'in'], indexed: true } };
+  const source = collectionSource(c, { id: null, group: 'group' });
+  const options = { maxPageSize: 100, timeZone: 'UTC' };
+  const page = executeList(table, source, parseListQuery(table, { group__in: ['1', '2', '1'], size: '4', page: '2' }, options));
+  t.equal(page.total, 20, 'repeated values count once');
+  t.same(page.items.map((r) => r.id), ['t13', 't16', 't19', 't22']);
+  t.equal(executeList(table, source, parseListQuery(table, { id__eq: 't05' }, options)).total, 1);
+  t.equal(executeList(table, source, parseListQuery(table, { id__eq: 'nope' }, options)).total, 0);
+  const sorted = executeList(table, source, parseListQuery(table, { group__eq: '2', sort_by: '-id', size: '2' }, options));
+  t.same([sorted.total, sorted.items.map((r) => r.id)], [10, ['t29', 't26']]);
 });

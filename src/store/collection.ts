@@ -63,6 +63,13 @@ export class Collection<T> {
     return index.db.getValues(value);
   }
 
+  /** Number of records under `value` in index `name`, without reading them. */
+  countBy(name: string, value: IndexValue): number {
+    const index = this.indexes.get(name);
+    if (!index) throw new Error(`collection ${this.def.name} has no index ${name}`);
+    return index.db.getValuesCount(value);
+  }
+
   /** Records found under `value` in index `name`. */
   *findBy(name: string, value: IndexValue): Iterable<T> {
     for (const key of this.keysBy(name, value)) {

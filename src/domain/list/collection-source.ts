@@ -23,5 +23,12 @@ export function collectionSource<T>(collection: Collection<T>, indexes: Record<s
       })();
     },
     scan: () => collection.scan(),
+    countLookup(field, values) {
+      if (!(field in indexes)) return undefined;
+      const index = indexes[field];
+      let n = 0;
+      for (const value of values) n += index === null ? (collection.has(value as Key) ? 1 : 0) : collection.countBy(index!, value as IndexValue);
+      return n;
+    },
   };
 }

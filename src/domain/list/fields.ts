@@ -33,6 +33,8 @@ export interface ListSource<T> {
   lookup(field: string, values: readonly unknown[]): Iterable<T> | undefined;
   /** Every row. */
   scan(): Iterable<T>;
+  /** How many rows `lookup` would give, without reading them (lets an unsorted page stop early). */
+  countLookup?(field: string, values: readonly unknown[]): number | undefined;
   /**
    * A row's lower-cased searchable text for `*:value` terms, which `compute` builds; a source
    * whose rows live in memory may keep it until the row changes, so a full-text search does
