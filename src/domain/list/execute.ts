@@ -223,13 +223,18 @@ function firstInOrder(n: number, k: number, order: Order): number[] {
   return heap.sort(order);
 }
 
-/** The column as a Float64Array when every value is a number, else undefined. */
+/**
+ * The column as a Float64Array when every value is a number or missing, else undefined. A
+ * missing value becomes +Infinity: last ascending, first descending, as the rule says (list
+ * values come from JSON data, which holds no infinities to be confused with).
+ */
 function numericColumn(column: unknown[]): Float64Array | undefined {
   const out = new Float64Array(column.length);
   for (let i = 0; i < column.length; i++) {
     const v = column[i];
-    if (typeof v !== 'number') return undefined;
-    out[i] = v;
+    if (typeof v === 'number') out[i] = v;
+    else if (v == null) out[i] = Infinity;
+    else return undefined;
   }
   return out;
 }
