@@ -1,0 +1,130 @@
+/**
+ * One simulated level: its radio gateway on a pseudo-terminal and the nodes behind it (the
+ * level's bots and balcony LED controllers). The gateway is transparent as PROTOCOL.md 1
+ * requires: it decodes the controller's frames only to route them to nodes by destination, and
+ * passes node frames to the line as they are; the radio between them is where the knobs act.
+ */
+import { encodeFrame, FrameDecoder, type DecoderCounters } from '../link/protocol/codec.js';
+import { ADDRESS, type FrameInput } from '../link/protocol/messages.js';
+import type { SiteLevel } from '../domain/site/load.js';
+import type { CarrierLayout } from '../domain/site/layout.js';
+import { SimBalcony, type BalconySnapshot } from './balcony.js';
+import { SimBot, type BotSnapshot } from './bot.js';
+import { TICK_MS, type BotFigures } from './figures.js';
+import { Impairment, WireSplitter, type ImpairmentCounters } from './impairment.js';
+import { mergeKnobs, type LinkKnobs } from './knobs.js';
+import { PtyLine, type LineCounters } from './line.js';
+import type { Random } from './random.js';
+import { LevelWorld } from './world.js';
+
+export interface LevelSnapshot {
+  level_id: number;
+  path: string;
+  knobs: LinkKnobs;
+  line: LineCounters;
+  /** the gateway's decoder of controller frames */
+  decoder: DecoderCounters;
+  uplink: ImpairmentCounters;
+  downlink: ImpairmentCounters;
+  /** frames to or from silent nodes that were swallowed */
+  silenced: number;
+  bots: BotSnapshot[];
+  balconies: BalconySnapshot[];
+}
+
+export class SimLevel {
+  readonly id: number;
+  readonly path: string;
+  readonly bots = new Map<number, SimBot>();
+  readonly balconies = new Map<number, SimBalcony>();
+  private knobs: LinkKnobs;
+  private readonly line: PtyLine;
+  private readonly decoder = new FrameDecoder();
+  private readonly uplink: Impairment;
+  private readonly downlink: Impairment;
+  private readonly splitter: WireSplitter;
+  private readonly timer: NodeJS.Timeout;
+  private silenced = 0;
+
+  constructor(level: SiteLevel, carriers: CarrierLayout[], figures: BotFigures, knobs: LinkKnobs, rng: Random) {
+    this.id = level.id;
+    this.knobs = knobs;
+    this.line = new PtyLine((bytes) => this.splitter.push(bytes));
+    this.path = this.line.path;
+    this.uplink = new Impairment('uplink', rng.fork(1), () => this.knobs, (wire) => this.line.write(wire));
+    this.downlink = new Impairment('downlink', rng.fork(2), () => this.knobs, (wire) => this.route(wire));
+    this.splitter = new WireSplitter((wire) => this.downlink.pass(wire));
+    const world = new LevelWorld(level, carriers);
+    const now = performance.now();
+    const send = (frame: FrameInput): void => this.fromNode(frame);
+    for (const b of level.bots) this.bots.set(b.id, new SimBot(b, world, figures, rng.fork(0x100 + b.id), send, now));
+    for (const b of level.balconies) this.balconies.set(b.id, new SimBalcony(b, rng.fork(0x2000 + b.id), send));
+    for (const n of this.nodes()) n.start();
+    this.timer = setInterval(() => this.tick(), TICK_MS);
+  }
+
+  setKnobs(change: Partial<LinkKnobs>): LinkKnobs {
+    this.knobs = mergeKnobs(this.knobs, change);
+    return this.knobs;
+  }
+
+  /** Raises a fault on a bot (by id) as if its hardware had found it. */
+  injectFault(bot: number, code: number, detail?: number, clearAfterMs?: number): void {
+    const b = this.bots.get(bot);
+    if (!b) throw new RangeError(`level ${this.id} has no bot ${bot}`);
+    b.inject(code, performance.now(), detail, clearAfterMs);
+  }
+
+  snapshot(): LevelSnapshot {
+    const now = performance.now();
+    return {
+      level_id: this.id, path: this.path, knobs: this.knobs, line: { ...this.line.counters },
+      decoder: { ...this.decoder.counters, errors: { ...this.decoder.counters.errors } },
+      uplink: { ...this.uplink.counters }, downlink: { ...this.downlink.counters }, silenced: this.silenced,
+      bots: [...this.bots.values()].map((b) => b.snapshot()),
+      balconies: [...this.balconies.values()].map((b) => b.snapshot(now)),
+    };
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+    for (const n of this.nodes()) n.endpoint.stop();
+    this.uplink.stop();
+    this.downlink.stop();
+    this.line.close();
+  }
+
+  private nodes(): (SimBot | SimBalcony)[] {
+    return [...this.bots.values(), ...this.balconies.values()];
+  }
+
+  private tick(): void {
+    const now = performance.now();
+    for (const n of this.nodes()) n.tick(now);
+  }
+
+  private fromNode(frame: FrameInput): void {
+    if (this.knobs.silent_nodes.includes(frame.src)) {
+      this.silenced++;
+      return;
+    }
+    this.uplink.pass(encodeFrame(frame));
+  }
+
+  private route(wire: Buffer): void {
+    const now = performance.now();
+    for (const frame of this.decoder.push(wire)) {
+      if (frame.dst === ADDRESS.BROADCAST) {
+        for (const n of this.nodes()) {
+          if (this.knobs.silent_nodes.includes(n.endpoint.address)) this.silenced++;
+          else n.endpoint.receive(frame, now);
+        }
+        continue;
+      }
+      const node = frame.dst >= 0x1000 ? this.balconies.get(frame.dst - 0x1000) : this.bots.get(frame.dst);
+      if (!node) continue; // no such node on this level: nobody answers, as on a real radio
+      if (this.knobs.silent_nodes.includes(frame.dst)) this.silenced++;
+      else node.endpoint.receive(frame, now);
+    }
+  }
+}

@@ -1,0 +1,28 @@
+/**
+ * The messages between the daemon and its simulator child over the Node IPC channel. The
+ * child announces its devices once ("ready"), then answers requests by id.
+ */
+import type { LevelSnapshot } from './gateway.js';
+import type { LinkKnobs } from './knobs.js';
+import type { LevelDevice, SimulatorOptions } from './simulator.js';
+
+export type SimRequest =
+  | { op: 'knobs'; knobs: Partial<LinkKnobs>; level_id?: number }
+  | { op: 'fault'; level_id: number; bot: number; code: number; detail?: number; clear_after_ms?: number }
+  | { op: 'snapshot' }
+  | { op: 'stop' };
+
+export type ToChild = { type: 'request'; id: number; request: SimRequest };
+
+export type ToParent =
+  | { type: 'ready'; seed: number; levels: LevelDevice[] }
+  | { type: 'failed'; error: string }
+  | { type: 'reply'; id: number; ok: true; result?: LevelSnapshot[] }
+  | { type: 'reply'; id: number; ok: false; error: string };
+
+/** Command-line flag carrying the SimulatorOptions as JSON. */
+export const OPTIONS_FLAG = '--options=';
+
+export function optionsArg(options: SimulatorOptions): string {
+  return OPTIONS_FLAG + JSON.stringify(options);
+}

@@ -1,0 +1,87 @@
+/**
+ * The simulator process: `node dist/sim/main.js --options='{"site":"demo"}'`, normally started
+ * by the daemon through process.ts with an IPC channel. It opens one pseudo-terminal per
+ * simulated level, tells its parent the device paths ("ready"), and runs until asked to stop,
+ * signalled, or orphaned (a simulator without its daemon would hold ptys for nobody).
+ *
+ * Run by hand (no IPC channel) it prints the ready message as one JSON line on stdout, so a
+ * developer can point a serial tool or a second daemon at the paths. Logs go to stderr.
+ */
+import { pino } from 'pino';
+import { knobsFromEnv } from './knobs.js';
+import { OPTIONS_FLAG, type SimRequest, type ToChild, type ToParent } from './ipc.js';
+import type { LevelSnapshot } from './gateway.js';
+import { Simulator, type SimulatorOptions } from './simulator.js';
+
+const log = pino({ base: { service: 'warehouse-sim' }, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination({ dest: 2, sync: true }));
+
+function send(message: ToParent, then?: () => void): void {
+  if (process.send) process.send(message, undefined, {}, () => then?.());
+  else process.stdout.write(`${JSON.stringify(message)}\n`, () => then?.());
+}
+
+function readOptions(): SimulatorOptions {
+  const arg = process.argv.slice(2).find((a) => a.startsWith(OPTIONS_FLAG));
+  const given = arg ? (JSON.parse(arg.slice(OPTIONS_FLAG.length)) as SimulatorOptions) : { site: 'demo' };
+  const seed = process.env.WAREHOUSE_SIM_SEED;
+  return {
+    ...given,
+    seed: given.seed ?? (seed ? Number(seed) : undefined),
+    knobs: { ...knobsFromEnv(process.env), ...given.knobs },
+  };
+}
+
+let sim: Simulator | undefined;
+
+function shutdown(code: number): void {
+  sim?.close();
+  sim = undefined;
+  process.exit(code);
+}
+
+function handle(sim: Simulator, r: SimRequest): { result?: LevelSnapshot[] } {
+  switch (r.op) {
+    case 'knobs':
+      sim.setKnobs(r.knobs, r.level_id);
+      log.info({ knobs: r.knobs, level_id: r.level_id }, 'knobs changed');
+      return {};
+    case 'fault':
+      sim.injectFault(r.level_id, r.bot, r.code, r.detail, r.clear_after_ms);
+      log.info({ level_id: r.level_id, bot: r.bot, code: r.code }, 'fault injected');
+      return {};
+    case 'snapshot':
+      return { result: sim.snapshot() };
+    case 'stop':
+      return {}; // the message handler exits once this reply is out
+  }
+}
+
+try {
+  const options = readOptions();
+  sim = new Simulator(options);
+  const devices = sim.devices();
+  log.info({ site: options.site, seed: sim.seed, levels: devices }, 'simulator ready');
+  send({ type: 'ready', seed: sim.seed, levels: devices });
+} catch (err) {
+  const message = err instanceof Error ? err.message : String(err);
+  log.error({ err: message }, 'simulator failed to start');
+  // Exit only once the parent has the reason: exiting at once could lose the message.
+  send({ type: 'failed', error: message }, () => shutdown(1));
+}
+
+process.on('message', (raw: ToChild) => {
+  if (raw?.type !== 'request' || !sim) return;
+  try {
+    const { result } = handle(sim, raw.request);
+    const stop = raw.request.op === 'stop';
+    send({ type: 'reply', id: raw.id, ok: true, ...(result ? { result } : {}) }, stop ? () => shutdown(0) : undefined);
+  } catch (err) {
+    send({ type: 'reply', id: raw.id, ok: false, error: err instanceof Error ? err.message : String(err) });
+  }
+});
+process.on('disconnect', () => {
+  log.info('parent gone; stopping');
+  shutdown(0);
+});
+process.on('SIGTERM', () => shutdown(0));
+process.on('SIGINT', () => shutdown(0));
