@@ -21,6 +21,9 @@ export interface NodeModel {
   welcomed(now: number, afterLoss: boolean): void;
 }
 
+/** HELLO retry after VERSION_UNSUPPORTED (PROTOCOL.md 9). */
+const VERSION_RETRY_MS = 10_000;
+
 export type LinkLossReason = 'silence' | 'gave_up' | 'controller_session';
 
 export interface EndpointOptions {
@@ -125,7 +128,11 @@ export class NodeEndpoint {
     }
     if (frame.flags.is_ack && m.type === 'ACK') {
       const o = this.outstanding;
-      if (o && frame.ack === o.seq && m.acked_type === o.message.type) this.settle();
+      if (o && frame.ack === o.seq && m.acked_type === o.message.type) {
+        this.settle();
+        // No common version: stay stopped and ask again every 10 s (section 9).
+        if (m.acked_type === 'HELLO' && m.result === 'VERSION_UNSUPPORTED') this.helloRetry = setTimeout(() => this.sendHello(), VERSION_RETRY_MS);
+      }
       return;
     }
     this.helloIfLost();
