@@ -35,6 +35,8 @@ import { VERSION } from './version.js';
 import { Diagnostics } from './domain/diagnostics/report.js';
 import { reportRoutes } from './http/routes/report.js';
 import type { LogTail } from './log/tail.js';
+import { SiteLinks } from './brain/links.js';
+import { botRoutes } from './http/routes/bots.js';
 import { SupportOutbox } from './domain/support/outbox.js';
 import { SupportForwarder } from './domain/support/forwarder.js';
 import { supportRoutes } from './http/routes/support.js';
@@ -103,6 +105,8 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
     ? new SupportForwarder({ outbox: supportOutbox, url: config.support_url, logger: logger.child({ component: 'support' }) })
     : undefined;
 
+  const links = config.links === 'on' ? await SiteLinks.start(site, config.site, logger) : undefined;
+
   const tls = await ensureCertificate(config.state_dir, config.tls_cert, config.tls_key);
   logger.info({ cert: tls.certFile, sha256: tls.fingerprint256, self_signed: tls.selfSigned, created: tls.created }, 'TLS certificate');
 
@@ -131,8 +135,9 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
     eventStreamRoute(events, { timeZone, maxPageSize }),
     ...supportRoutes({ outbox: supportOutbox, timeZone }),
     ...workflowRoutes({ store }),
+    ...botRoutes(site, links),
     ...reportRoutes(new Diagnostics({
-      config, store, site, events, logTail: options.logTail, now: Date.now, counts: () => store.counts(),
+      config, store, site, events, logTail: options.logTail, now: Date.now, counts: () => store.counts(), linkStats: links && (() => links.stats()),
       settings: () => ({ values: settings.known(), pending_restart: settings.pendingRestart() }),
     })),
   );
@@ -142,6 +147,7 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
     port = await server.listen();
   } catch (err) {
     stopRetention();
+    await links?.close();
     await auth.close();
     await store.close();
     throw err;
@@ -158,6 +164,7 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
       const { unfinished } = await server.close(config.shutdown_timeout_ms);
       if (unfinished > 0) logger.warn({ unfinished }, 'shutdown timeout: requests still running were cut off');
       await supportForwarder?.close();
+      await links?.close();
       await auth.close();
       await store.close();
     },

@@ -40,7 +40,7 @@ t.test('GET /report builds an archive with the listed contents and no secret', a
   const names: string[] = [];
   await list({ file: r.json.report_path, onReadEntry: (e: { path: string }) => names.push(e.path) } as never);
   const base = r.json.tar_filename.replace('.tar.gz', '');
-  t.same(names.filter((n) => !n.endsWith('/')).sort(), ['README.txt', 'config.json', 'events.json', 'log.jsonl', 'settings.json', 'site.json', 'store.json', 'versions.json'].map((f) => `${base}/${f}`));
+  t.same(names.filter((n) => !n.endsWith('/')).sort(), ['README.txt', 'config.json', 'events.json', 'links.json', 'log.jsonl', 'settings.json', 'site.json', 'store.json', 'versions.json'].map((f) => `${base}/${f}`));
 
   const dir = mkdtempSync(path.join(tmpdir(), 'wh-report-test-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));

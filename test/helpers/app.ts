@@ -19,7 +19,7 @@ export interface TestApp {
 /** Starts an app; `env` adds WAREHOUSE_* settings. */
 export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
   const stateDir = mkdtempSync(path.join(tmpdir(), 'wh-app-'));
-  const config: Config = loadConfig({ WAREHOUSE_STATE_DIR: stateDir, WAREHOUSE_PORT: '0', WAREHOUSE_LOG_LEVEL: 'debug', ...env });
+  const config: Config = loadConfig({ WAREHOUSE_STATE_DIR: stateDir, WAREHOUSE_PORT: '0', WAREHOUSE_LOG_LEVEL: 'debug', WAREHOUSE_LINKS: 'off', ...env });
   const logTail = new LogTail();
   const { logger, lines } = memoryLogger('debug', logTail);
   const app = await startApp(config, logger, { checkResponses: true, logTail });

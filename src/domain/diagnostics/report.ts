@@ -31,6 +31,8 @@ export interface ReportDeps {
   logTail?: LogTail;
   /** Resolved values of the controller's own settings (never custom ones). */
   settings: () => Record<string, unknown>;
+  /** Counters of each level's radio link, when the links run. */
+  linkStats?: () => unknown;
   /** Counts of the store's collections by name. */
   counts: () => Record<string, number>;
   now: () => number;
@@ -71,10 +73,11 @@ export class Diagnostics {
       put('events.json', [...deps.store.collection(eventRecords).range(undefined, true)].slice(0, EVENTS_IN_REPORT));
       put('log.jsonl', (deps.logTail?.recent() ?? []).join(''));
       put('site.json', deps.site.layout);
+      put('links.json', deps.linkStats?.() ?? { links: 'off' });
       put('README.txt', `Diagnostics report of warehouse controller ${VERSION}, made ${new Date(deps.now()).toISOString()}.\n`
         + 'versions.json, config.json (no secrets), settings.json (the controller\'s settings), store.json (LMDB statistics),\n'
-        + 'events.json (newest first), log.jsonl (recent log lines, redacted), site.json (the site layout).\n'
-        + 'Bot link statistics join this report with the bot protocol.\n');
+        + 'events.json (newest first), log.jsonl (recent log lines, redacted), site.json (the site layout),\n'
+        + 'links.json (per level: device, link counters, transport counters).\n');
 
       const tarFilename = `${name}.tar.gz`;
       const reportPath = path.join(this.dir, tarFilename);

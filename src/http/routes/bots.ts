@@ -1,0 +1,64 @@
+/** Spec 4.2 and 4.3: bots from live telemetry, and balcony LED sequences. */
+import Type from 'typebox';
+import type { SiteLinks } from '../../brain/links.js';
+import { NotFoundError } from '../../domain/errors.js';
+import type { Site } from '../../domain/site/load.js';
+import { ErrorBody } from '../errors.js';
+import { route, type AnyRoute } from '../route.js';
+
+const BotResponse = Type.Object({
+  id: Type.Integer(),
+  level_id: Type.Integer(),
+  battery_level: Type.Number({ description: 'Percent, 0 to 100' }),
+  is_charging: Type.Boolean(),
+  lifted_carrier: Type.Integer({ description: '1 when the bot holds a carrier, else 0' }),
+  online: Type.Boolean({ description: 'Beyond the spec: the link hears the bot' }),
+  x: Type.Integer(),
+  y: Type.Integer(),
+  heading: Type.String(),
+}, { description: 'Bot (spec 2.8), with its position and link state' });
+
+const Channel = Type.Integer({ minimum: 0, maximum: 255 });
+const LedStep = Type.Object({
+  colors: Type.Array(Type.Array(Channel, { minItems: 3, maxItems: 3 }), { minItems: 1, maxItems: 1, description: 'One colour [r, g, b] per step' }),
+  duration: Type.Number({ exclusiveMinimum: 0, maximum: 60, description: 'Seconds, above 0, at most 60' }),
+}, { description: 'LED step (spec 2.9)' });
+
+/** GET /bots and POST /balcony_leds/balcony/{balcony_id}. */
+export function botRoutes(site: Site, links: SiteLinks | undefined): AnyRoute[] {
+  return [
+    route({
+      method: 'GET', path: '/api/v2/bots', tag: 'Bots', permission: 'system:view',
+      summary: 'Bots from live telemetry; filters: id, level_id (both repeatable), is_charging',
+      query: Type.Object({
+        id: Type.Optional(Type.Array(Type.Integer({ minimum: 1 }), { description: 'Bot ids; repeat the parameter' })),
+        level_id: Type.Optional(Type.Array(Type.Integer({ minimum: 1 }), { description: 'Level ids; repeat the parameter' })),
+        is_charging: Type.Optional(Type.Boolean()),
+      }),
+      responses: { 200: Type.Array(BotResponse) },
+      handler: ({ query }) => (links?.list() ?? []).filter((b) =>
+        (!query.id || query.id.includes(b.id)) && (!query.level_id || query.level_id.includes(b.level_id)) &&
+        (query.is_charging === undefined || b.is_charging === query.is_charging))
+        .map((b) => ({
+          id: b.id, level_id: b.level_id, battery_level: b.battery_level, is_charging: b.is_charging, lifted_carrier: b.carrier_held ? 1 : 0,
+          online: b.online, x: b.x, y: b.y, heading: b.heading,
+        })),
+    }),
+    route({
+      method: 'POST', path: '/api/v2/balcony_leds/balcony/{balcony_id}', tag: 'System', permission: 'system:balcony_leds',
+      summary: 'Show an LED sequence at a balcony; published is true once its LED controller acknowledged it',
+      params: Type.Object({ balcony_id: Type.Integer({ minimum: 0 }) }),
+      body: Type.Object({ status: Type.Array(LedStep, { minItems: 1, maxItems: 32 }) }),
+      responses: { 200: Type.Object({ balcony_id: Type.Integer(), published: Type.Boolean() }), 404: ErrorBody },
+      handler: async ({ params, body }) => {
+        if (!site.balconies.some((b) => b.id === params.balcony_id)) throw new NotFoundError(`balcony ${params.balcony_id} does not exist`);
+        const steps = body.status.map((s) => {
+          const [r, g, b] = s.colors[0]!;
+          return { r: r!, g: g!, b: b!, duration_ms: Math.round(s.duration * 1000) };
+        });
+        const published = links ? await links.publishLeds(params.balcony_id, steps) : false;
+        return { balcony_id: params.balcony_id, published };
+      },
+    }),
+  ];
+}
