@@ -44,3 +44,9 @@ t.test('balcony LED sequences are published when the controller acknowledges the
     t.equal((await a.admin.request('/api/v2/balcony_leds/balcony/1', { method: 'POST', json: bad })).status, 422, JSON.stringify(bad));
   }
 });
+
+t.test('an idle LED controller stays reachable: silence is supervised for bots only', async (t) => {
+  await new Promise((r) => setTimeout(r, 1500)); // longer than the link timeout, with no LED traffic
+  const r = await a.admin.request('/api/v2/balcony_leds/balcony/1', { method: 'POST', json: { status: [{ colors: [[0, 0, 255]], duration: 1 }] } });
+  t.same(r.json, { balcony_id: 1, published: true });
+});

@@ -312,7 +312,7 @@ void LinkCore::Tick(uint64_t now) {
     if (next_heartbeat_ <= now) next_heartbeat_ = now + config_.heartbeat_period_ms;
   }
   for (auto& [addr, n] : nodes_) {
-    bool supervised = n.state == State::kOnline || n.state == State::kJoining;
+    bool supervised = SilenceSupervised(addr, n);
     if (supervised && now - n.last_heard >= config_.link_timeout_ms) {
       GoOffline(addr, n, Reason::kSilent, Reason::kOffline);
       continue;
@@ -327,10 +327,16 @@ void LinkCore::Tick(uint64_t now) {
   }
 }
 
+// Only bots send on their own (telemetry); a balcony LED controller speaks only when asked, so
+// its silence means nothing and it is lost only when a command to it gives up.
+bool LinkCore::SilenceSupervised(uint16_t addr, const Node& n) {
+  return addr < kFirstLedAddress && (n.state == State::kOnline || n.state == State::kJoining);
+}
+
 uint64_t LinkCore::NextDeadline() const {
   uint64_t t = next_heartbeat_;
   for (const auto& [addr, n] : nodes_) {
-    if (n.state == State::kOnline || n.state == State::kJoining) t = std::min(t, n.last_heard + config_.link_timeout_ms);
+    if (SilenceSupervised(addr, n)) t = std::min(t, n.last_heard + config_.link_timeout_ms);
     if (n.flight.active) t = std::min(t, n.flight.deadline);
   }
   return t;

@@ -125,6 +125,10 @@ class LinkCore {
     uint64_t frames_in = 0;
   };
 
+  /** First balcony LED controller address (PROTOCOL.md section 2): nodes from here on are not bots. */
+  static constexpr uint16_t kFirstLedAddress = 0x1000;
+  static bool SilenceSupervised(uint16_t addr, const Node& n);
+
   void Handle(const wh_frame& f, uint64_t now);
   void HandleHello(uint16_t addr, Node& n, const wh_frame& f, uint64_t now);
   bool MatchAck(uint16_t addr, Node& n, const wh_frame& f, uint64_t now);
