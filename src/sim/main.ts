@@ -83,5 +83,11 @@ process.on('disconnect', () => {
   log.info('parent gone; stopping');
   shutdown(0);
 });
-process.on('SIGTERM', () => shutdown(0));
-process.on('SIGINT', () => shutdown(0));
+// Under the daemon, a signal to the whole group (Ctrl-C, systemd's stop) must not close the
+// lines before the daemon has closed its end: the daemon stops us over IPC, or we stop when it
+// is gone. Run alone, the signals stop us.
+const signalled = () => {
+  if (!process.connected) shutdown(0);
+};
+process.on('SIGTERM', signalled);
+process.on('SIGINT', signalled);
