@@ -14,4 +14,10 @@ Napi::Value Notify(const Napi::CallbackInfo& info);
 // link_binding.cc: the Link class, one bot link per serial line (docs/native.md)
 Napi::Function DefineLink(Napi::Env env);
 
+// planner_binding.cc: the LevelPlanner class, the realtime planner of one level, and
+// validatePlan(grid, starts, steps, options?) over the independent plan validator
+// (docs/planner-realtime.md)
+Napi::Function DefineLevelPlanner(Napi::Env env);
+Napi::Value ValidatePlan(const Napi::CallbackInfo& info);
+
 }  // namespace warehouse

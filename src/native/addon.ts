@@ -1,6 +1,7 @@
 /**
  * The one typed door to the C++ addon (native/): pseudo-terminals for the simulator, systemd
- * notifications and the bot link's class (typed in ./link.ts). The .node file is loaded on the
+ * notifications, the bot link's class (typed in ./link.ts) and the level planner's class and
+ * plan validator (typed in ./planner.ts). The .node file is loaded on the
  * first call, so importing this module never throws; a missing or stale build fails that call
  * with one message naming the fix.
  */
@@ -9,9 +10,10 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { NativeLinkClass } from './link.js';
+import type { NativeLevelPlannerClass, NativeValidatePlan } from './planner.js';
 
 /** The ABI this wrapper was written for; must equal kAddonAbi in native/src/addon.cc. */
-export const ADDON_ABI = 2;
+export const ADDON_ABI = 3;
 
 /** The command that (re)builds the addon; every load error names it. */
 export const BUILD_COMMAND = 'npm run build:native';
@@ -29,6 +31,10 @@ export interface Binding {
   notify(state: string): boolean;
   /** The bot link of one serial line; use createLink() from ./link.ts. */
   Link: NativeLinkClass;
+  /** The realtime planner of one level; use createLevelPlanner() from ./planner.ts. */
+  LevelPlanner: NativeLevelPlannerClass;
+  /** The independent plan validator; use validatePlan() from ./planner.ts. */
+  validatePlan: NativeValidatePlan;
 }
 
 const requireNative = createRequire(import.meta.url);

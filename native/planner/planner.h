@@ -1,0 +1,163 @@
+// The lifelong planner of one level: it keeps a planned state per bot and, once per timestep,
+// decides one action per bot so that no two bots ever collide (see validator.h for the rules,
+// written independently). Goals arrive, change and are cancelled at any step; bots are added,
+// removed, paused or stuck at any step. Algorithm and reasons: docs/planner.md.
+//
+// Plain C++20: no Node headers, no exceptions, no global state, one instance per level, not
+// thread-safe (the caller's level thread owns it). step() does not allocate once every bot has
+// been seen once (distance tables are allocated when a goal is new, within Options' memory bound).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "model.h"
+
+namespace wh::planner {
+
+using Clock = std::chrono::steady_clock;
+/** step() returns before this instant (robots wait when planning could not finish in time). */
+using Deadline = Clock::time_point;
+
+/** What a bot should do where its goal is, once there. */
+enum class GoalAct : uint8_t { None = 0, Lift = 1, Lower = 2 };
+
+/** A target cell, optionally with a heading to face and a lift or lower on arrival. */
+struct Goal {
+  Cell cell = kNoCell;
+  std::optional<Heading> heading;  // face this way before the goal counts as reached
+  GoalAct act = GoalAct::None;     // then lift (must be empty) or lower (must be lifted)
+  // One-shot MAPF: keep the goal after arrival (the bot returns if pushed away). Lifelong use
+  // leaves it false: the goal is cleared when reached and the bot idles until the next one.
+  bool keep = false;
+};
+
+/** When following and cycles are allowed; see validator.h for the exact rules. */
+struct Options {
+  Durations durations;
+  // false: MovingAI one-shot model, bots move in any of the 4 directions without turning
+  // (a Forward whose `to.heading` gives the direction); headings are then ignored.
+  bool rotations = true;
+  // Forbid a closed ring of bots each entering the cell the next one leaves in the same step
+  // (LoRR allows it; bots executed through an action dependency graph cannot do it safely).
+  bool forbidCycles = false;
+  // Traffic guidance: one-way preference in 1-wide corridors. Corridor rows (cells walled north
+  // and south) alternate east/west in order of their row, aisle columns (walled east and west)
+  // alternate south/north; a move against the preferred way costs `againstFlowCost` instead of
+  // 1 in the distance tables, so bots take the opposite way only when it is much shorter.
+  bool corridorGuidance = false;
+  uint8_t againstFlowCost = 8;  // 2..15
+  // With corridorGuidance, lanes in open areas too (cells that are neither corridor nor aisle):
+  // east on even rows, west on odd rows, south on even columns, north on odd ones; a move
+  // against its lane costs `openLaneCost` (0: no lanes, 2..15).
+  uint8_t openLaneCost = 0;
+  // Upper bound of the distance-table cache (tables per goal cell and lifted state).
+  size_t heuristicMemoryBytes = size_t{1} << 30;
+  // A bot with a goal whose distance has not improved for this many steps counts as stalled
+  // (deadlock or livelock): it is then given top priority and a random tie-break until it
+  // improves again (counted as broken).
+  uint32_t stallSteps = 24;
+  uint64_t seed = 1;
+};
+
+/** What one bot does in the step just planned. */
+struct BotStep {
+  BotId bot = 0;
+  Action action = Action::Wait;  // the action it performs during this step
+  bool starts = true;            // false: the continuation of an action started earlier
+  uint16_t duration = 1;         // steps the action takes in all
+  int64_t endStep = 0;           // the step after which it is complete (`to` holds from then on)
+  State from;                    // state when the action started
+  State to;                      // state when it completes
+};
+
+enum class EventKind : uint8_t {
+  GoalReached = 0,       // at the goal cell (and heading), the goal's lift/lower done
+  Stalled = 1,           // a bot stopped getting closer to its goal (deadlock/livelock detected)
+  Unstalled = 2,         // it got closer again (broken)
+  GoalUnreachable = 3,   // no path for the bot's lifted state: the goal stays, the bot waits
+};
+
+struct Event {
+  EventKind kind = EventKind::GoalReached;
+  BotId bot = 0;
+  int64_t step = 0;  // the step (time) at which it happened: after `StepResult::step` was executed
+  Cell cell = kNoCell;
+};
+
+/** One planned timestep: `step` is the time the actions start at; states hold at `step + 1`. */
+struct StepResult {
+  int64_t step = 0;
+  bool complete = true;  // false: the deadline passed, every free bot waits (nothing started)
+  std::vector<BotStep> bots;  // one per present bot, in a stable internal order
+  std::vector<Event> events;
+};
+
+struct Counters {
+  uint64_t steps = 0;
+  uint64_t incompleteSteps = 0;   // deadline passed: everyone waited
+  uint64_t goalsSet = 0;
+  uint64_t goalsReached = 0;
+  uint64_t goalsCancelled = 0;
+  uint64_t resyncs = 0;
+  uint64_t replans = 0;           // bots re-planned after a goal change, cancel or resync
+  uint64_t stallsDetected = 0;    // deadlock/livelock detected
+  uint64_t stallsBroken = 0;
+  uint64_t pushes = 0;            // priority inheritance: a bot asked another to move away
+  uint64_t heuristicTables = 0;   // distance tables computed
+  uint64_t heuristicEvictions = 0;
+  uint64_t heuristicBytes = 0;    // now held
+  uint64_t planNanosTotal = 0;
+  uint64_t planNanosLast = 0;
+  uint64_t planNanosMax = 0;
+};
+
+class PlannerImpl;
+
+/** The lifelong planner of one level. */
+class Planner {
+ public:
+  Planner(const Grid& grid, const Options& options);
+  ~Planner();
+  Planner(const Planner&) = delete;
+  Planner& operator=(const Planner&) = delete;
+
+  /** Adds a bot at `state` (now); false if the id exists or the cell is blocked or taken. */
+  bool addBot(BotId id, const State& state);
+  /** Removes a bot; false if unknown. */
+  bool removeBot(BotId id);
+  /** A paused bot keeps its place (finishing the action it started) and others route around it. */
+  bool setPaused(BotId id, bool paused);
+  /** A stuck (faulted) bot is an obstacle until released; like paused, reported apart. */
+  bool setStuck(BotId id, bool stuck);
+  /** Sets or replaces the goal; false if unknown bot or the goal cell is off the grid/blocked. */
+  bool setGoal(BotId id, const Goal& goal);
+  /** Drops the goal: the bot idles (and can be pushed aside). */
+  bool cancelGoal(BotId id);
+  /** Moves the bot's planned state to what telemetry says; any action in progress is dropped. */
+  bool resync(BotId id, const State& state);
+  /** Changes a cell's flags (e.g. storage became occupied: barred when loaded). */
+  bool setCellFlags(Cell cell, uint8_t flags);
+
+  /** Plans one timestep and advances the planned states to the end of it. */
+  const StepResult& step(Deadline deadline);
+
+  /** The planned state now (after the last step); while a multi-step action runs, the state it
+   *  started from (the BotStep says where it ends). nullptr if unknown. */
+  const State* planned(BotId id) const;
+  const Goal* goal(BotId id) const;  // nullptr: none
+  bool has(BotId id) const;
+  size_t botCount() const;
+  int64_t now() const;  // steps planned so far
+  const Counters& counters() const;
+  const Grid& grid() const;
+  const Options& options() const;
+
+ private:
+  std::unique_ptr<PlannerImpl> impl_;
+};
+
+}  // namespace wh::planner
