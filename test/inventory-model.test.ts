@@ -1,7 +1,8 @@
-// Random sequences of SKU, box, load and swap operations against the real store: after each
-// step the SKU totals equal the sum of their loads, no two boxes on a carrier share a
-// section, every box is on a carrier, the inventory view has exactly one row per box and per
-// empty space, and a refused operation changed nothing.
+// Random sequences of SKU, box, load, swap and carrier-move operations against the real store:
+// after each step the SKU totals equal the sum of their loads, no two boxes on a carrier share
+// a section, every box is on a carrier, the inventory view has exactly one row per box and per
+// empty space, every row's eta and every eta-sorted list equal a brute-force computation, and a
+// refused operation changed nothing.
 import t from 'tap';
 import fc from 'fast-check';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -10,7 +11,10 @@ import path from 'node:path';
 import { Store } from '../src/store/store.js';
 import { DomainError } from '../src/domain/errors.js';
 import { Inventory } from '../src/domain/inventory/inventory.js';
-import { InventoryView } from '../src/domain/inventory/view.js';
+import { InventoryView, type InventoryRow } from '../src/domain/inventory/view.js';
+import { PortDistances, RELOCATE_SECONDS, etaSeconds } from '../src/domain/inventory/eta.js';
+import { executeList, parseListQuery } from '../src/domain/list/index.js';
+import { inventoryFields } from '../src/http/routes/inventory.js';
 import { boxes, carriers, INVENTORY_COLLECTIONS, skus, type BoxRecord } from '../src/domain/inventory/records.js';
 import { overlaps, sectionCount } from '../src/domain/inventory/section-code.js';
 import { buildSite, type Site } from '../src/domain/site/load.js';
@@ -99,7 +103,95 @@ function broken(w: World): string[] {
       out.push(`row of box ${b.id} is stale`);
     }
   }
+  out.push(...etaProblems(w));
   return out;
+}
+
+/**
+ * A row's eta computed from the carriers in the store alone: the carriers standing in front of
+ * it in its lane, its depth and the highway distance from the lane's access (or from its own
+ * cell off a lane); null for a space without a carrier.
+ */
+function bruteEta(w: World, row: InventoryRow): number | null {
+  if (row.carrier_id === null) return null;
+  const carrier = w.store.collection(carriers).get(row.carrier_id)!;
+  const level = w.site.level(carrier.level_id)!;
+  const distances = new PortDistances(level);
+  const space = level.spaceAt(carrier.x, carrier.y);
+  if (!space) {
+    const d = distances.from(carrier.x, carrier.y);
+    return d === undefined ? null : etaSeconds(0, 0, d);
+  }
+  const lane = level.lanes[space.lane]!;
+  const occupied = new Set([...w.store.collection(carriers).scan()].filter((c) => c.level_id === level.id).map((c) => `${c.x}:${c.y}`));
+  const blocking = lane.spaces.filter((s) => s.depth < space.depth && occupied.has(`${s.x}:${s.y}`)).length;
+  const d = distances.from(lane.access.x, lane.access.y);
+  return d === undefined ? null : etaSeconds(space.depth, blocking, d);
+}
+
+const FIELDS = inventoryFields();
+
+/** Lists sorted by eta, with the rows each must hold (checked by brute force). */
+const ETA_LISTS: { params: Record<string, unknown>; keep: (r: InventoryRow) => boolean }[] = [
+  { params: { sort_by: 'eta' }, keep: () => true },
+  { params: { sort_by: '-eta' }, keep: () => true },
+  { params: { level_id__in: [1], sort_by: '-eta' }, keep: (r) => r.level_id === 1 },
+  { params: { sku_id__eq: 'A', sort_by: 'eta' }, keep: (r) => r.sku_id === 'A' },
+  { params: { sku_id__eq: 'none', sort_by: '-eta_int' }, keep: (r) => r.box_id !== null && r.sku_id === null },
+  { params: { depth__gte: 2, sort_by: '-eta,box_id' }, keep: (r) => r.depth !== null && r.depth >= 2 },
+  { params: { search: 'sku_name:bolt', sort_by: 'eta,-item_count' }, keep: (r) => (r.sku?.facts?.name ?? '').toLowerCase().includes('bolt') },
+];
+
+/** Rows whose eta is not the brute-force one, and eta-sorted lists not in brute-force order. */
+function etaProblems(w: World): string[] {
+  const out: string[] = [];
+  const rows = [...w.view.scan()];
+  for (const row of rows) {
+    const eta = bruteEta(w, row);
+    if (row.eta !== eta) out.push(`row ${row.id} eta ${row.eta}, expected ${eta}`);
+  }
+  for (const { params, keep } of ETA_LISTS) {
+    const keys = String(params.sort_by).split(',').map((k) => ({ f: k.replace(/^[+-]/, ''), s: k.startsWith('-') ? -1 : 1 }));
+    const value = (r: InventoryRow, f: string): unknown => (f === 'eta_int' ? (r.eta === null ? null : Math.round(r.eta)) : (r as unknown as Record<string, unknown>)[f]);
+    // Missing values last ascending, first descending; ties in scan order (the store's order).
+    const expected = rows.map((r, i) => ({ r, i })).filter(({ r }) => keep(r)).sort((a, b) => {
+      for (const { f, s } of keys) {
+        const x = value(a.r, f) as number | null;
+        const y = value(b.r, f) as number | null;
+        if (x === y) continue;
+        if (x === null) return s;
+        if (y === null) return -s;
+        return x < y ? -s : s;
+      }
+      return a.i - b.i;
+    }).map(({ r }) => r.id);
+    for (const plan of ['walk', 'sort', 'auto'] as const) {
+      for (const [page, size] of [[1, 1000], [2, 3]] as const) {
+        const query = parseListQuery(FIELDS, { ...params, page, size }, { maxPageSize: 1000, timeZone: 'Europe/Berlin' });
+        const got = executeList(FIELDS, w.view, query, plan);
+        const want = expected.slice((page - 1) * size, page * size);
+        if (got.total !== expected.length || JSON.stringify(got.items.map((r) => r.id)) !== JSON.stringify(want)) {
+          out.push(`${JSON.stringify(params)} page ${page} (${plan}): ${got.items.map((r) => r.id).join(',')} of ${got.total}, expected ${want.join(',')} of ${expected.length}`);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * Moves a carrier to a free storage space or highway cell, as the brain's commits do, and
+ * refreshes the view as the app does after them.
+ */
+async function moveCarrier(w: World, id: string, pick: number): Promise<void> {
+  const c = w.store.collection(carriers).get(id);
+  if (!c) return;
+  const level = w.site.level(c.level_id)!;
+  const taken = new Set([...w.store.collection(carriers).scan()].map((x) => `${x.x}:${x.y}`));
+  const free = [...level.storage, ...level.highway].filter((p) => !taken.has(`${p.x}:${p.y}`));
+  const to = free[pick % free.length]!;
+  await w.store.write(() => w.store.collection(carriers).put({ ...c, x: to.x, y: to.y, updated_at: c.updated_at + 1 }));
+  w.view.refreshCarriers([id]);
 }
 
 const skuId = fc.constantFrom('A', 'B', 'C', 'D');
@@ -112,8 +204,11 @@ const code = fc.oneof(
 );
 const count = fc.integer({ min: -1, max: 12 });
 
-type Op = { name: string; run(inv: Inventory): Promise<unknown> };
+type Op = { name: string; run(inv: Inventory, w: World): Promise<unknown> };
 const op: fc.Arbitrary<Op> = fc.oneof(
+  fc.tuple(fc.constantFrom('C1', 'C2', 'C3', 'C4'), fc.nat()).map(([c, pick]) => ({
+    name: `move ${c} ${pick}`, run: (_inv: Inventory, w: World) => moveCarrier(w, c, pick),
+  })),
   fc.tuple(skuId, fc.option(fc.dictionary(fc.constantFrom('1', '1/2', '1/4', '1/8', '3/32'), fc.integer({ min: 1, max: 12 })), { nil: undefined })).map(([id, caps]) => ({
     name: `createSku ${id}`, run: (inv: Inventory) => inv.createSku(id, { name: `SKU ${id}`, allowed_box_size_capacities: caps ?? null }),
   })),
@@ -158,7 +253,7 @@ t.test('random operation sequences keep every invariant; refusals change nothing
           const before = snapshot(w);
           // Negative counts never pass the HTTP schema; here they must still be refused by the domain.
           try {
-            await o.run(w.inventory);
+            await o.run(w.inventory, w);
           } catch (err) {
             if (!(err instanceof DomainError)) throw new Error(`${o.name}: unexpected ${(err as Error).stack}`);
             refused++;
@@ -175,4 +270,29 @@ t.test('random operation sequences keep every invariant; refusals change nothing
     { numRuns: 60 },
   );
   t.ok(steps - refused > 200 && refused > 300, `${steps} steps, ${refused} refused`);
+});
+
+t.test('a carrier leaving the front of a lane speeds up those behind it, and eta lists follow', async (t) => {
+  const w = await world();
+  t.teardown(() => dispose(w));
+  const row = (id: string) => [...w.view.scan()].find((r) => r.id === id)!;
+  const list = (params: Record<string, unknown>) =>
+    executeList(FIELDS, w.view, parseListQuery(FIELDS, params, { maxPageSize: 1000, timeZone: 'Europe/Berlin' })).items.map((r) => r.id);
+  // C1 (depth 1) stands in front of C2 (box 3, depth 2) and C3 (no boxes, depth 3) in lane x = 1.
+  const box3 = row('box-3').eta!;
+  const c3 = row('space-1-1-4').eta!;
+  t.ok(list({ sort_by: '-eta' }).indexOf('box-3') < list({ sort_by: '-eta' }).indexOf('box-1'), 'blocked box 3 sorts before box 1 (slowest first)');
+  await w.store.write(() => w.store.collection(carriers).put({ ...w.store.collection(carriers).get('C1')!, x: 0, y: 1 }));
+  w.view.refreshCarriers(['C1']);
+  t.equal(row('box-3').eta, box3 - RELOCATE_SECONDS, 'one carrier fewer in front of box 3');
+  t.equal(row('space-1-1-4').eta, c3 - RELOCATE_SECONDS, 'and of C3');
+  t.equal(row('space-1-1-2').eta, null, 'the space C1 left is empty');
+  t.same(etaProblems(w), []);
+  // Back into the lane, behind the others: now C1 is the one blocked twice.
+  await w.store.write(() => w.store.collection(carriers).put({ ...w.store.collection(carriers).get('C1')!, x: 2, y: 4 }));
+  await w.store.write(() => w.store.collection(carriers).put({ ...w.store.collection(carriers).get('C2')!, x: 2, y: 2 }));
+  await w.store.write(() => w.store.collection(carriers).put({ ...w.store.collection(carriers).get('C3')!, x: 2, y: 3 }));
+  w.view.refreshCarriers(['C1', 'C2', 'C3']);
+  t.same(etaProblems(w), []);
+  t.same(list({ sku_id__eq: 'A', sort_by: '-eta' }), ['box-1', 'box-4'], 'box 1 (SKU A), deepest and behind two carriers, now comes before box 4');
 });

@@ -2,7 +2,7 @@
 import t from 'tap';
 import fc from 'fast-check';
 import { ValidationError } from '../src/domain/errors.js';
-import { executeList, listQuerySchema, parseListQuery, type FieldTable, type ListSource } from '../src/domain/list/index.js';
+import { executeList, listQuerySchema, OrderedIndex, parseListQuery, type FieldTable, type GatheredRows, type ListSource } from '../src/domain/list/index.js';
 import { legacyTime } from '../src/domain/time.js';
 
 interface Row {
@@ -283,4 +283,277 @@ t.test('early pages of large lists (the bounded heap) match a full sort, ties in
     return JSON.stringify(got) === JSON.stringify(expected);
   }), { numRuns: 40 });
   t.pass('40 large lists agree');
+});
+
+// ------------------------------------------------------------------ rows kept in order
+
+interface Timed {
+  id: number;
+  level: number;
+  sku: string | null;
+  eta: number | null;
+  /** Place in the store's order. */
+  seq: number;
+}
+
+const TIMED: FieldTable<Timed> = {
+  id: { type: 'integer', filters: ['eq'] },
+  level: { type: 'integer', filters: ['in'], indexed: true },
+  sku: { type: 'string', filters: ['eq'], none: true, search: true, indexed: true },
+  eta: { type: 'number', filters: ['gte', 'lte'] },
+  eta_int: { type: 'integer', get: (r) => (r.eta === null ? null : Math.round(r.eta)) },
+};
+
+/**
+ * A source that keeps its rows in eta order as the inventory view does. Lookups come in
+ * reverse store order and are one-shot iterators (gathered rows for several values), so a sort that forgets `rank`, or a second
+ * pass over spent candidates, shows. It counts how many rows were read through lookups and scans.
+ */
+class TimedSource implements ListSource<Timed> {
+  readonly rows: Timed[] = [];
+  readonly order = new OrderedIndex<Timed>((r) => r.eta, (r) => r.seq);
+  candidatesRead = 0;
+  private next = 0;
+
+  add(row: Omit<Timed, 'seq'>): void {
+    const r = { ...row, seq: this.next++ };
+    this.rows.push(r);
+    this.order.add(r);
+  }
+
+  setEta(row: Timed, eta: number | null): void {
+    if (!this.order.remove(row)) throw new Error(`row ${row.id} is not found under its key`);
+    row.eta = eta;
+    this.order.add(row);
+  }
+
+  drop(row: Timed): void {
+    this.order.remove(row);
+    this.rows.splice(this.rows.indexOf(row), 1);
+  }
+
+  get size(): number {
+    return this.rows.length;
+  }
+
+  lookup(field: string, values: readonly unknown[]): Iterable<Timed> | GatheredRows<Timed> | undefined {
+    if (field !== 'level' && field !== 'sku') return undefined;
+    const hits = this.rows.filter((r) => values.includes(r[field])).reverse();
+    if (values.length === 1) return this.counted(hits);
+    // Several values: rows the engine may take all at once, as the inventory view gives them.
+    return {
+      [Symbol.iterator]: () => this.counted(hits),
+      toArray: () => {
+        this.candidatesRead += hits.length;
+        return hits;
+      },
+    };
+  }
+
+  countLookup(field: string, values: readonly unknown[]): number | undefined {
+    if (field !== 'level' && field !== 'sku') return undefined;
+    return this.rows.filter((r) => values.includes(r[field])).length;
+  }
+
+  scan(): Iterable<Timed> {
+    return this.counted(this.rows);
+  }
+
+  private *counted(rows: Timed[]): Generator<Timed> {
+    for (const r of rows) {
+      this.candidatesRead++;
+      yield r;
+    }
+  }
+
+  ordered(field: string, descending: boolean): Iterable<readonly Timed[]> | undefined {
+    if (field === 'eta') return this.order.ordered(descending);
+    if (field === 'eta_int') return this.order.ordered(descending, Math.round);
+    return undefined;
+  }
+
+  rank(row: Timed): number {
+    return row.seq;
+  }
+}
+
+/** Brute force: filter, then sort by every key with missing values last ascending, first descending, ties in store order. */
+function timedReference(rows: Timed[], p: Record<string, unknown>): { ids: number[]; total: number } {
+  const levels = p.level__in as number[] | undefined;
+  const out = rows.filter((r) =>
+    (levels === undefined || levels.includes(r.level)) &&
+    (p.sku__eq === undefined || (p.sku__eq === 'none' ? r.sku === null : r.sku === p.sku__eq)) &&
+    (p.eta__gte === undefined || (r.eta !== null && r.eta >= (p.eta__gte as number))) &&
+    (p.search === undefined || (r.sku !== null && r.sku.toLowerCase().includes(String(p.search).slice(2).toLowerCase()))));
+  const value = (r: Timed, f: string): number | string | null => (f === 'eta_int' ? (r.eta === null ? null : Math.round(r.eta)) : (r as any)[f]);
+  const keys = String(p.sort_by).split(',').map((k) => ({ f: k.replace(/^[+-]/, ''), s: k.startsWith('-') ? -1 : 1 }));
+  out.sort((a, b) => {
+    for (const { f, s } of keys) {
+      const x = value(a, f);
+      const y = value(b, f);
+      if (x === y) continue;
+      if (x == null) return s;
+      if (y == null) return -s;
+      return x < y ? -s : s;
+    }
+    return a.seq - b.seq;
+  });
+  const size = p.size as number;
+  const page = p.page as number;
+  return { ids: out.slice((page - 1) * size, page * size).map((r) => r.id), total: out.length };
+}
+
+t.test('OrderedIndex: runs in key order, ties by rank, through adds, key changes and removals', async (t) => {
+  type Item = { k: number | null; r: number };
+  const key = fc.option(fc.constantFrom(1.2, 1.4, 2.5, 3.4, 3.5, 7, 0), { nil: null });
+  const step = fc.oneof(
+    key.map((k) => ({ op: 'add' as const, k, at: 0 })),
+    fc.tuple(key, fc.nat()).map(([k, at]) => ({ op: 'key' as const, k, at })),
+    fc.nat().map((at) => ({ op: 'remove' as const, k: null, at })),
+  );
+  fc.assert(fc.property(fc.array(step, { maxLength: 80 }), fc.boolean(), (steps, grouped) => {
+    const index = new OrderedIndex<Item>((i) => i.k, (i) => i.r);
+    let held: Item[] = [];
+    let rank = 0;
+    for (const s of steps) {
+      if (s.op === 'add') {
+        const item = { k: s.k, r: rank++ };
+        held.push(item);
+        index.add(item);
+      } else if (held.length > 0) {
+        const item = held[s.at % held.length]!;
+        if (!index.remove(item)) return false;
+        if (s.op === 'key') {
+          item.k = s.k;
+          index.add(item);
+        } else {
+          held = held.filter((h) => h !== item);
+          if (index.remove(item)) return false;
+        }
+      }
+      if (index.size !== held.length) return false;
+      const group = grouped ? Math.round : (k: number) => k;
+      for (const descending of [false, true]) {
+        const runs = [...index.ordered(descending, grouped ? Math.round : undefined)];
+        const expected = [...held].sort((a, b) => {
+          if (a.k === null || b.k === null) return a.k === b.k ? a.r - b.r : (a.k === null ? 1 : -1) * (descending ? -1 : 1);
+          const d = group(a.k) - group(b.k);
+          return d !== 0 ? (descending ? -d : d) : a.r - b.r;
+        });
+        if (JSON.stringify(runs.flat()) !== JSON.stringify(expected)) return false;
+        // One run per distinct (grouped) key.
+        const runKeys = runs.map((run) => (run[0]!.k === null ? null : group(run[0]!.k)));
+        if (runs.some((run) => run.some((i) => (i.k === null ? null : group(i.k)) !== runKeys[runs.indexOf(run)]))) return false;
+        if (new Set(runKeys).size !== runKeys.length) return false;
+      }
+      const loaded = new OrderedIndex<Item>((i) => i.k, (i) => i.r);
+      loaded.load([...held].sort((a, b) => a.r - b.r));
+      if (JSON.stringify([...loaded.ordered(false)]) !== JSON.stringify([...index.ordered(false)])) return false;
+    }
+    return true;
+  }), { numRuns: 400 });
+  const index = new OrderedIndex<Item>((i) => i.k, (i) => i.r);
+  t.throws(() => index.load([{ k: 1, r: 2 }, { k: 1, r: 1 }]), /rank order/);
+  t.throws(() => index.add({ k: NaN, r: 1 }), /NaN/);
+});
+
+t.test('property: a list sorted by a kept order equals a brute-force sort, read in order or sorted, as rows change', async (t) => {
+  const eta = fc.option(fc.constantFrom(10, 11.2, 12.4, 12.6, 40, 41.2), { nil: null });
+  const row = fc.record({ level: fc.integer({ min: 1, max: 3 }), sku: fc.option(fc.constantFrom('A', 'B', 'Cx'), { nil: null }), eta });
+  const params = fc.record({
+    level__in: fc.option(fc.subarray([1, 2, 3], { minLength: 1 }), { nil: undefined }),
+    sku__eq: fc.option(fc.constantFrom('A', 'Cx', 'none'), { nil: undefined }),
+    eta__gte: fc.option(fc.constantFrom(11, 40), { nil: undefined }),
+    search: fc.option(fc.constantFrom('*:x', '*:b'), { nil: undefined }),
+    sort_by: fc.constantFrom('eta', '-eta', 'eta_int', '-eta_int', 'eta,-id', '-eta,sku,id', '-eta_int,-id'),
+    size: fc.integer({ min: 1, max: 12 }),
+    page: fc.integer({ min: 1, max: 6 }),
+  }, { requiredKeys: ['sort_by', 'size', 'page'] });
+  const change = fc.tuple(fc.nat(), eta, fc.constantFrom('eta', 'drop', 'add'));
+  let walked = 0;
+  fc.assert(fc.property(fc.array(row, { maxLength: 150 }), fc.array(fc.tuple(change, params), { minLength: 1, maxLength: 8 }), (rows, rounds) => {
+    const source = new TimedSource();
+    rows.forEach((r, i) => source.add({ id: i + 1, ...r }));
+    let nextId = rows.length + 1;
+    for (const [[at, newEta, kind], p] of rounds) {
+      // Move a row (its eta changes), drop one, or add one: the order must follow.
+      if (kind === 'add') source.add({ id: nextId++, level: 1 + (at % 3), sku: null, eta: newEta });
+      else if (source.rows.length > 0) {
+        const target = source.rows[at % source.rows.length]!;
+        if (kind === 'eta') source.setEta(target, newEta);
+        else source.drop(target);
+      }
+      const clean = Object.fromEntries(Object.entries(p).filter(([, v]) => v !== undefined));
+      const query = parseListQuery(TIMED, clean, OPTIONS);
+      const expected = timedReference(source.rows, clean);
+      for (const plan of ['walk', 'sort', 'auto'] as const) {
+        const got = executeList(TIMED, source, query, plan);
+        if (JSON.stringify([got.items.map((r) => r.id), got.total]) !== JSON.stringify([expected.ids, expected.total])) {
+          throw new Error(`${plan} ${JSON.stringify(clean)}: ${JSON.stringify(got.items.map((r) => r.id))}/${got.total}, expected ${JSON.stringify(expected)}`);
+        }
+      }
+      walked++;
+    }
+    return true;
+  }), { numRuns: 300 });
+  t.ok(walked > 300, `${walked} lists agree`);
+});
+
+t.test('a large index-only list sorted by a kept order reads none of the looked-up rows', async (t) => {
+  const source = new TimedSource();
+  for (let i = 0; i < 20_000; i++) source.add({ id: i + 1, level: 1 + (i % 2), sku: null, eta: (i * 7919) % 500 });
+  const query = parseListQuery(TIMED, { level__in: [1], sort_by: '-eta' }, OPTIONS);
+  const page = executeList(TIMED, source, query);
+  t.equal(page.total, 10_000);
+  t.equal(source.candidatesRead, 0, 'the page came from the order; the total from the index count');
+  t.same(page.items.map((r) => r.id), timedReference(source.rows, { level__in: [1], sort_by: '-eta', size: 50, page: 1 }).ids);
+  // Forced to sort, the same query reads every candidate: the check above can fail.
+  executeList(TIMED, source, query, 'sort');
+  t.equal(source.candidatesRead, 10_000);
+});
+
+t.test('property: large lists choose the kept order or a sort by cost, and give up on an order that holds the matches last', async (t) => {
+  let fromOrder = 0;
+  fc.assert(fc.property(
+    fc.integer({ min: 3000, max: 6000 }), fc.integer(), fc.boolean(),
+    fc.constantFrom('eta', '-eta', 'eta,-id', '-eta_int,sku'),
+    fc.option(fc.subarray([1, 2, 3], { minLength: 1 }), { nil: undefined, freq: 2 }), fc.option(fc.constantFrom('A', 'none'), { nil: undefined, freq: 2 }),
+    fc.option(fc.constantFrom(20, 400), { nil: undefined, freq: 2 }),
+    fc.integer({ min: 1, max: 3 }), fc.integer({ min: 1, max: 20 }),
+    (n, seed, adversarial, sort_by, levels, sku, gte, page, size) => {
+      let s = seed >>> 0;
+      const next = () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0);
+      const source = new TimedSource();
+      for (let i = 0; i < n; i++) {
+        const level = 1 + (next() % 3);
+        // Adversarial: level 1 holds the largest etas, so an ascending walk for it reads every other row first.
+        const eta = next() % 10 === 0 ? null : adversarial ? level === 1 ? 500 + (next() % 100) : next() % 450 : (next() % 600) + (next() % 5) / 5;
+        source.add({ id: i + 1, level, sku: next() % 3 === 0 ? null : ['A', 'B'][next() % 2]!, eta });
+      }
+      const p: Record<string, unknown> = { sort_by, page, size };
+      if (levels) p.level__in = levels;
+      if (sku) p.sku__eq = sku;
+      if (gte) p.eta__gte = gte;
+      const expected = timedReference(source.rows, p);
+      const got = executeList(TIMED, source, parseListQuery(TIMED, p, OPTIONS));
+      if (source.candidatesRead === 0) fromOrder++;
+      if (JSON.stringify([got.items.map((r) => r.id), got.total]) !== JSON.stringify([expected.ids, expected.total])) {
+        throw new Error(`${JSON.stringify(p)} adversarial ${adversarial}: ${JSON.stringify(got.items.map((r) => r.id))}/${got.total}, expected ${JSON.stringify(expected)}`);
+      }
+      return true;
+    },
+  ), { numRuns: 60 });
+  t.ok(fromOrder > 0, `${fromOrder} of 60 lists read only the kept order`);
+
+  // The order holds level 1 last: the walk gives up after half as many rows as the candidates,
+  // then sorts the candidates (read again: the count pass spent the first iterator).
+  const source = new TimedSource();
+  for (let i = 0; i < 20_000; i++) source.add({ id: i + 1, level: 1 + (i % 2), sku: i % 3 === 0 ? 'A' : null, eta: i % 2 === 0 ? 1000 + (i % 97) : i % 89 });
+  for (const p of [{ level__in: [1], sort_by: 'eta' }, { level__in: [1], sku__eq: 'A', sort_by: 'eta' }, { level__in: [1], sort_by: 'eta,-id' }]) {
+    source.candidatesRead = 0;
+    const got = executeList(TIMED, source, parseListQuery(TIMED, p, OPTIONS));
+    const expected = timedReference(source.rows, { ...p, size: 50, page: 1 });
+    t.same([got.items.map((r) => r.id), got.total], [expected.ids, expected.total], JSON.stringify(p));
+    t.ok(source.candidatesRead >= 10_000, `${JSON.stringify(p)}: fell back to sorting the candidates (${source.candidatesRead} read)`);
+  }
 });

@@ -3,6 +3,7 @@
  * (`detail[]`); every other error is `{ detail, code, request_id }` with a readable `detail`.
  */
 import Type from 'typebox';
+import { RequestAbortedError } from '../domain/requests/abort.js';
 import { DomainError, TooManyRequestsError, ValidationError, type DomainErrorCode, type ValidationIssue } from '../domain/errors.js';
 
 export const STATUS_OF: Record<DomainErrorCode, number> = {
@@ -64,6 +65,10 @@ export interface ErrorAnswer {
 
 /** Turns anything thrown while serving a request into the status and body to send. */
 export function errorAnswer(err: unknown, requestId: string): ErrorAnswer {
+  if (err instanceof RequestAbortedError) {
+    // Spec 7's abort body: request_id names the refused request (stored as ABORTED), not the HTTP exchange.
+    return { status: STATUS_OF[err.code], body: { detail: err.message, request_id: err.requestId, entity_feedback: err.feedback }, headers: {} };
+  }
   if (err instanceof ValidationError) {
     return { status: 422, body: { detail: err.issues, request_id: requestId }, headers: {} };
   }

@@ -31,6 +31,19 @@ export class Reply {
   ) {}
 }
 
+/**
+ * A JSON success answer the handler serialized itself (a list assembled from per-row pieces):
+ * sent as is with the route's success status. With `checkResponses` the server parses it and
+ * checks it against the route's schema like any answer, and, when `fresh` is given, requires
+ * it to be byte for byte `JSON.stringify(fresh())`, so a stale piece fails the tests.
+ */
+export class JsonReply {
+  constructor(
+    readonly json: string,
+    readonly fresh?: () => unknown,
+  ) {}
+}
+
 export type { Caller } from '../domain/auth/caller.js';
 import type { Caller } from '../domain/auth/caller.js';
 

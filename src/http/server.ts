@@ -13,7 +13,7 @@ import { errorAnswer, HttpError } from './errors.js';
 import { ClientGone, Exchange } from './exchange.js';
 import { parseMultipart, planMultipart, type MultipartPlan } from './multipart.js';
 import { coerceQuery, parseQuery } from './query.js';
-import { AUTHENTICATED, isMultipart, Reply, successStatus, type AnyRoute, type Caller, type RequestContext } from './route.js';
+import { AUTHENTICATED, isMultipart, JsonReply, Reply, successStatus, type AnyRoute, type Caller, type RequestContext } from './route.js';
 import { Router } from './router.js';
 import { compile, type Validator } from './validation.js';
 import { WebSockets, type UpgradeRequest } from './websocket.js';
@@ -293,12 +293,34 @@ export class HttpServer {
       return result.status;
     }
     const check = c.responses.get(c.status);
+    if (result instanceof JsonReply) {
+      if (check) this.checkJsonReply(c, check, result);
+      exchange.send(c.status, JSON_TYPE, result.json, {}, ctx.requestId);
+      return c.status;
+    }
     if (check && !check.check(result)) {
       const issues = check.issues(result, 'response');
       throw new Error(`response of ${c.route.method} ${c.route.path} does not match its schema: ${JSON.stringify(issues.slice(0, 5))}`);
     }
     exchange.send(c.status, JSON_TYPE, JSON.stringify(result ?? null), {}, ctx.requestId);
     return c.status;
+  }
+
+  /** The response check of an answer serialized by its handler: the same bytes as from its value, and the schema. */
+  private checkJsonReply(c: Compiled, check: Validator, reply: JsonReply): void {
+    const where = `${c.route.method} ${c.route.path}`;
+    if (reply.fresh) {
+      const expected = JSON.stringify(reply.fresh() ?? null);
+      if (reply.json !== expected) {
+        let at = 0;
+        while (reply.json.charCodeAt(at) === expected.charCodeAt(at)) at++;
+        throw new Error(`response of ${where} differs from JSON.stringify of its value from character ${at}: ${reply.json.slice(Math.max(0, at - 40), at + 40)} | expected ${expected.slice(Math.max(0, at - 40), at + 40)}`);
+      }
+    }
+    const value: unknown = JSON.parse(reply.json);
+    if (!check.check(value)) {
+      throw new Error(`response of ${where} does not match its schema: ${JSON.stringify(check.issues(value, 'response').slice(0, 5))}`);
+    }
   }
 
   /** Answers an error; returns the status sent. */

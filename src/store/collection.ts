@@ -72,7 +72,9 @@ export class Collection<T> {
 
   /** Records found under `value` in index `name`. */
   *findBy(name: string, value: IndexValue): Iterable<T> {
-    for (const key of this.keysBy(name, value)) {
+    // The keys are read to the end before any record: inside a write transaction, lmdb-js
+    // reads a record through the buffer the index cursor is using (seen as garbled keys).
+    for (const key of [...this.keysBy(name, value)]) {
       const record = this.records.get(key);
       if (record !== undefined) yield record;
     }

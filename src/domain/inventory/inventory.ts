@@ -9,7 +9,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import type { Site } from '../site/load.js';
 import type { MeasurementUnit, OnEmptySkuAction } from '../site/layout.js';
 import { boxSizeKey, overlaps, parseSectionCode, sectionCount, type SectionCodeInput } from './section-code.js';
-import { boxes, carriers, skus, type BoxRecord, type LoadRecord, type SkuImage, type SkuRecord } from './records.js';
+import { boxes, carriers, skus, type BoxRecord, type CarrierRecord, type LoadRecord, type SkuImage, type SkuRecord } from './records.js';
 import type { InventoryView } from './view.js';
 import type { Events } from '../events/events.js';
 import { EVENT } from '../events/catalogue.js';
@@ -28,13 +28,14 @@ export interface LoadInput {
   item_count_max: number;
 }
 
-/** Something that may hold an SKU's stock: the brain's open work, from issue 8 on. */
+/** Why something holds an SKU's stock (open requests), or undefined. */
 export type SkuHoldCheck = (skuId: string) => string | undefined;
 
 export interface InventoryDeps {
   store: Store;
   site: Site;
-  view: InventoryView;
+  /** The inventory view to refresh after changes; the brain's worker has none (main refreshes its own). */
+  view?: InventoryView;
   now: () => number;
   /** Reasons open work holds an SKU (deletion is refused while there is one). */
   skuHolds?: SkuHoldCheck;
@@ -79,7 +80,7 @@ export class Inventory {
       this.store.collection(skus).put(record);
       return record;
     });
-    this.deps.view.refreshSku(id);
+    this.deps.view?.refreshSku(id);
     return sku;
   }
 
@@ -98,7 +99,7 @@ export class Inventory {
       this.store.collection(skus).put(next);
       return next;
     });
-    this.deps.view.refreshSku(id);
+    this.deps.view?.refreshSku(id);
     return sku;
   }
 
@@ -117,7 +118,7 @@ export class Inventory {
       this.deps.events?.record(EVENT.skuDeleted, `SKU ${id} "${current.name ?? ''}" deleted`);
       return next;
     });
-    this.deps.view.refreshSku(id);
+    this.deps.view?.refreshSku(id);
     return sku;
   }
 
@@ -153,7 +154,7 @@ export class Inventory {
       this.store.collection(boxes).put(record);
       return record;
     });
-    this.deps.view.refreshCarriers([carrierId]);
+    this.deps.view?.refreshCarriers([carrierId]);
     return box;
   }
 
@@ -171,7 +172,7 @@ export class Inventory {
       this.store.collection(boxes).remove(boxId);
       return box;
     });
-    this.deps.view.refreshCarriers([box.carrier_id]);
+    this.deps.view?.refreshCarriers([box.carrier_id]);
     return box;
   }
 
@@ -192,7 +193,7 @@ export class Inventory {
       }
       return [a, b] as [BoxRecord, BoxRecord];
     });
-    this.deps.view.refreshCarriers(new Set([pair[0].carrier_id, pair[1].carrier_id]));
+    this.deps.view?.refreshCarriers(new Set([pair[0].carrier_id, pair[1].carrier_id]));
     return pair;
   }
 
@@ -232,7 +233,7 @@ export class Inventory {
       }
       return after;
     });
-    this.deps.view.refreshCarriers(new Set(changed.map((b) => b.carrier_id)));
+    this.deps.view?.refreshCarriers(new Set(changed.map((b) => b.carrier_id)));
     return changed;
   }
 
@@ -291,8 +292,58 @@ export class Inventory {
       this.store.collection(boxes).put(after);
       return after;
     });
-    this.deps.view.refreshCarriers([box.carrier_id]);
+    this.deps.view?.refreshCarriers([box.carrier_id]);
     return box.load!;
+  }
+
+  // ------------------------------------------------------------------ the brain's bookings (inside its own write)
+
+  /**
+   * Books `delta` items into (positive) or out of (negative) a box's load as part of the
+   * caller's write transaction; an emptied load is removed when its SKU says UNASSIGN.
+   * Returns the box after the change. Call only inside Store.write; refresh the view after.
+   */
+  bookInWrite(boxId: number, delta: number): BoxRecord {
+    const before = this.box(boxId);
+    if (!before.load) throw new ConflictError(`box ${boxId} holds no load to book ${delta} against`);
+    const count = before.load.item_count + delta;
+    if (count < 0) throw new ConflictError(`box ${boxId} holds ${before.load.item_count} item(s); ${-delta} cannot be booked out`);
+    if (count > before.load.item_count_max) throw new ConflictError(`box ${boxId} holds at most ${before.load.item_count_max} item(s); ${count} do not fit`);
+    const sku = this.store.collection(skus).get(before.load.sku_id);
+    const load = count === 0 && sku?.on_empty_sku_action === 'UNASSIGN' ? null : { ...before.load, item_count: count };
+    const after = { ...before, load, updated_at: this.deps.now() };
+    this.book(before, after);
+    this.store.collection(boxes).put(after);
+    return after;
+  }
+
+  /** Puts a new load of an SKU into an empty box in the caller's write transaction. */
+  fillInWrite(boxId: number, skuId: string, count: number, max: number): BoxRecord {
+    const before = this.box(boxId);
+    if (before.load) return this.bookInWrite(boxId, count);
+    checkCounts(count, max);
+    const after = { ...before, load: { sku_id: skuId, item_count: count, item_count_max: max }, updated_at: this.deps.now() };
+    this.book(before, after);
+    this.store.collection(boxes).put(after);
+    return after;
+  }
+
+  /** Changes what open work promises of an SKU: items out and room in. Call only inside Store.write. */
+  reserveInWrite(skuId: string, out: number, into: number): void {
+    if (!this.store.collection(skus).has(skuId)) return;
+    this.adjust(skuId, this.deps.now(), (s) => {
+      s.reserved_out = Math.max(0, s.reserved_out + out);
+      s.reserved_in = Math.max(0, s.reserved_in + into);
+    });
+  }
+
+  /** Records where a carrier stands now (a storage space, a buffer, a port, or the cell of the bot holding it). Call only inside Store.write. */
+  placeCarrierInWrite(carrierId: string, levelId: number, x: number, y: number): CarrierRecord {
+    const current = this.store.collection(carriers).get(carrierId);
+    const next: CarrierRecord = { id: carrierId, level_id: levelId, x, y, updated_at: this.deps.now() };
+    if (current && current.level_id === levelId && current.x === x && current.y === y) return current;
+    this.store.collection(carriers).put(next);
+    return next;
   }
 
   // ------------------------------------------------------------------ first start

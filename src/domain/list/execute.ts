@@ -1,16 +1,28 @@
 /**
  * Runs a ListQuery over a source: candidates from an index when an `eq`/`in` filter allows it
  * (so such a filter never scans), then the other filters and the search, then sort and page.
- * Predicates are built once per query; the per-row path does no parsing and no allocation
- * beyond what the sort needs.
+ * A sort on a field the source keeps in order reads rows in that order until the page is full
+ * (orderedPage) when that reads fewer rows than sorting the candidates would. Predicates are
+ * built once per query; the per-row path does no parsing and no allocation beyond what the
+ * sort needs.
  */
-import { valueOf, type FieldTable, type Filter, type ListQuery, type ListSource, type Page, type SearchNode, type SortKey } from './fields.js';
+import { valueOf, type FieldTable, type Filter, type GatheredRows, type ListQuery, type ListSource, type Page, type SearchNode, type SortKey } from './fields.js';
 
 type Predicate<T> = (row: T) => boolean;
 
-/** One page of rows of `source` matching `query`. */
-export function executeList<T>(table: FieldTable<T>, source: ListSource<T>, query: ListQuery): Page<T> {
-  const { rows, used } = candidates(table, source, query.filters);
+/** How a sorted list is ordered: by expected cost (`auto`), or forced, so tests can compare the two ways. */
+export type OrderPlan = 'auto' | 'walk' | 'sort';
+
+interface Candidates<T> {
+  rows: Iterable<T>;
+  /** The filter whose index gave the rows (values deduplicated), if any. */
+  used?: Filter & { original: Filter };
+}
+
+/** One page of rows of `source` matching `query`; `plan` forces one way of sorting (tests). */
+export function executeList<T>(table: FieldTable<T>, source: ListSource<T>, query: ListQuery, plan: OrderPlan = 'auto'): Page<T> {
+  const found = candidates(table, source, query.filters);
+  const { rows, used } = found;
   const tests: Predicate<T>[] = query.filters.filter((f) => f !== used?.original).map((f) => filterPredicate(table, f));
   if (query.search) tests.push(searchPredicate(table, query.search, source));
   const matches = (row: T): boolean => {
@@ -35,26 +47,114 @@ export function executeList<T>(table: FieldTable<T>, source: ListSource<T>, quer
   } else if (query.sort.length === 0) {
     // No sort: keep only the requested page, count the rest.
     items = [];
-    for (const row of rows) {
+    for (const row of every(rows)) {
       if (!matches(row)) continue;
       if (total >= start && total < end) items.push(row);
       total++;
     }
   } else {
-    let all: T[];
-    if (tests.length === 0 && Array.isArray(rows)) {
-      all = rows as T[];
+    const [first] = query.sort as [SortKey];
+    const kept = source.rank ? source.ordered?.(first.field, first.descending) : undefined;
+    const walked = plan === 'sort' || kept === undefined ? { rowsRead: false } : orderedPage(table, source, query, kept, found, matches, tests.length, start, end, plan === 'walk');
+    if ('items' in walked) {
+      ({ items, total } = walked);
     } else {
-      all = [];
-      for (const row of rows) if (matches(row)) all.push(row);
+      // The candidates may have been read (counted) already: an iterator is then spent.
+      const again = walked.rows ?? (walked.rowsRead ? every(candidates(table, source, query.filters).rows) : every(rows));
+      let all: readonly T[];
+      if (tests.length === 0) {
+        all = Array.isArray(again) ? (again as readonly T[]) : Array.from(again);
+      } else {
+        const hits: T[] = [];
+        for (const row of again) if (matches(row)) hits.push(row);
+        all = hits;
+      }
+      total = all.length;
+      // Rows found through an index come in the index's order. Where the source also keeps
+      // this sort's order, the answer may come from either way: ties must keep the store's.
+      items = sortedPage(table, all, query.sort, start, end, used && kept ? source.rank!.bind(source) : undefined);
     }
-    total = all.length;
-    items = sortedPage(table, all, query.sort, start, end);
   }
   return { items, total, page: query.page, size: query.size, pages: Math.ceil(total / query.size) };
 }
 
-function candidates<T>(table: FieldTable<T>, source: ListSource<T>, filters: Filter[]): { rows: Iterable<T>; used?: Filter & { original: Filter } } {
+/**
+ * A sorted page read from the source's order of the first sort key (ListSource.ordered): rows
+ * in that order, tested against every filter, until the page is full; further sort keys
+ * order each run of equal first-key values. The total comes from the index or the source's
+ * size when no other filter applies, else from one pass over the candidates.
+ *
+ * Tried when the rows it expects to read (the page's end over the share of rows that match)
+ * are at most an eighth of the candidates a sort reads; it gives up after reading half as
+ * many rows as there are candidates (an order that puts the matches last), and the caller
+ * sorts. Both ways give the same answer: ties keep the store's order (`rank`).
+ */
+function orderedPage<T>(
+  table: FieldTable<T>, source: ListSource<T>, query: ListQuery, runs: Iterable<readonly T[]>, found: Candidates<T>, matches: Predicate<T>,
+  testCount: number, start: number, end: number, force: boolean,
+): { items: T[]; total: number } | { rowsRead: boolean; rows?: readonly T[] } {
+  const rest = query.sort.slice(1);
+  const size = source.size;
+  if (size === undefined && !force) return { rowsRead: false };
+
+  let candidates = found.used ? source.countLookup?.(found.used.field, found.used.values) : size;
+  let total = testCount === 0 ? candidates : undefined;
+  let rowsRead = false;
+  let rows: readonly T[] | undefined;
+  if (total === undefined) {
+    rowsRead = true;
+    candidates = 0;
+    total = 0;
+    const list = every(found.rows);
+    // Kept for the sort if the walk gives up: an array can be read twice.
+    if (Array.isArray(list)) rows = list as readonly T[];
+    for (const row of list) {
+      candidates++;
+      if (matches(row)) total++;
+    }
+  }
+  if (total <= start) return { items: [], total };
+  let budget = Infinity;
+  if (!force) {
+    const expected = (end * size!) / total;
+    if (expected * 8 > candidates!) return { rowsRead, rows };
+    budget = candidates! / 2;
+  }
+
+  const inIndex = found.used ? filterPredicate(table, found.used.original) : undefined;
+  const keep = inIndex === undefined ? matches : (row: T) => inIndex(row) && matches(row);
+  const items: T[] = [];
+  let passed = 0;
+  let read = 0;
+  for (const run of runs) {
+    if (rest.length === 0) {
+      for (const row of run) {
+        if (++read > budget) return { rowsRead, rows };
+        if (!keep(row)) continue;
+        if (passed >= start) items.push(row);
+        if (++passed >= end) return { items, total };
+      }
+      continue;
+    }
+    // More sort keys: order this run's matches by them. A run is in rank order, so ties in
+    // the rest of the keys keep it.
+    read += run.length;
+    if (read > budget) return { rowsRead, rows };
+    const hits = run.filter(keep);
+    if (passed + hits.length > start) items.push(...sortedPage(table, hits, rest, Math.max(0, start - passed), end - passed));
+    passed += hits.length;
+    if (passed >= end) return { items, total };
+  }
+  return { items, total };
+}
+
+/** Rows to read every one of: a lookup's gathered array where it offers one (GatheredRows). */
+function every<T>(rows: Iterable<T>): Iterable<T> {
+  const gathered = (rows as Partial<GatheredRows<T>>).toArray;
+  return typeof gathered === 'function' ? gathered.call(rows) : rows;
+}
+
+function candidates<T>(table: FieldTable<T>, source: ListSource<T>, filters: Filter[]): Candidates<T> {
   const usable = filters
     .filter((f) => (f.op === 'eq' || f.op === 'in') && table[f.field]!.indexed && f.values.every((v) => v !== null))
     .sort((a, b) => a.values.length - b.values.length);
@@ -138,13 +238,13 @@ function searchPredicate<T>(table: FieldTable<T>, node: SearchNode, source: List
 /**
  * Rows `start` to `end` of `rows` in sort order; `rows` is not changed (it may be the source's own
  * array). Ascending puts rows without a value last; descending puts them first (the exact
- * reverse). Ties keep the source order.
+ * reverse). Ties keep the order of `rank` when given, else the order of `rows`.
  *
  * The sort keys are read once per row into columns and the rows' positions are sorted, not the
  * rows: a comparison is then two array reads, where reading through the field table on every
  * comparison cost ~30 ns each (n log n of them).
  */
-function sortedPage<T>(table: FieldTable<T>, rows: readonly T[], keys: SortKey[], start: number, end: number): T[] {
+function sortedPage<T>(table: FieldTable<T>, rows: readonly T[], keys: SortKey[], start: number, end: number, rank?: (row: T) => number): T[] {
   const n = rows.length;
   const columns = keys.map((k) => {
     const field = table[k.field]!;
@@ -152,7 +252,13 @@ function sortedPage<T>(table: FieldTable<T>, rows: readonly T[], keys: SortKey[]
     for (let i = 0; i < n; i++) column[i] = valueOf(field, k.field, rows[i]!);
     return column;
   });
-  const compare = positionOrder(columns, keys);
+  // A plain loop: Float64Array.from(rows, rank) took 5 ms for 70,000 rows, this 0.7.
+  let ranks: Float64Array | undefined;
+  if (rank !== undefined) {
+    ranks = new Float64Array(n);
+    for (let i = 0; i < n; i++) ranks[i] = rank(rows[i]!);
+  }
+  const compare = positionOrder(columns, keys, ranks);
   // An early page of many rows: keep the best `end` positions in a heap (n log end) instead
   // of sorting them all. Small inputs stay with the built-in sort, which is linear on rows
   // already in key order.
@@ -164,23 +270,27 @@ function sortedPage<T>(table: FieldTable<T>, rows: readonly T[], keys: SortKey[]
 
 type Order = (a: number, b: number) => number;
 
-/** Orders row positions by the sort keys, then by position: a total order, so ties keep the source order. */
-function positionOrder(columns: unknown[][], keys: SortKey[]): Order {
+/** Orders row positions by the sort keys, then by rank or position: a total order, so ties keep the store's order. */
+function positionOrder(columns: unknown[][], keys: SortKey[], ranks: Float64Array | undefined): Order {
   const signs = keys.map((k) => (k.descending ? -1 : 1));
+  const tie: Order = ranks === undefined ? (a, b) => a - b : (a, b) => ranks[a]! - ranks[b]!;
   if (columns.length === 1) {
     const [column] = columns as [unknown[]];
     const [sign] = signs as [number];
     const numbers = numericColumn(column);
     // All numbers (the usual sort by id, depth or a timestamp): compared without type checks.
-    if (numbers) return (a, b) => (numbers[a]! < numbers[b]! ? -sign : numbers[a]! > numbers[b]! ? sign : a - b);
-    return (a, b) => compareValues(column[a], column[b], sign) || a - b;
+    if (numbers) {
+      if (ranks === undefined) return (a, b) => (numbers[a]! < numbers[b]! ? -sign : numbers[a]! > numbers[b]! ? sign : a - b);
+      return (a, b) => (numbers[a]! < numbers[b]! ? -sign : numbers[a]! > numbers[b]! ? sign : ranks[a]! - ranks[b]!);
+    }
+    return (a, b) => compareValues(column[a], column[b], sign) || tie(a, b);
   }
   return (a, b) => {
     for (let k = 0; k < columns.length; k++) {
       const c = compareValues(columns[k]![a], columns[k]![b], signs[k]!);
       if (c !== 0) return c;
     }
-    return a - b;
+    return tie(a, b);
   };
 }
 

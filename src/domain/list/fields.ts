@@ -27,10 +27,22 @@ export interface ListField<T> {
 
 export type FieldTable<T> = Record<string, ListField<T>>;
 
+/**
+ * Rows a lookup gathers when asked (e.g. the rows of several index entries): iterating streams
+ * them, so a page can stop early; `toArray` gives them all at once where the engine reads
+ * every one, without an iterator call per row (~35 ns each, five times the gathering).
+ */
+export interface GatheredRows<T> extends Iterable<T> {
+  toArray(): readonly T[];
+}
+
 /** Where rows come from. */
 export interface ListSource<T> {
-  /** Rows whose indexed field equals one of `values`; undefined when the field has no index. */
-  lookup(field: string, values: readonly unknown[]): Iterable<T> | undefined;
+  /**
+   * Rows whose indexed field equals one of `values` (exactly the rows an `eq`/`in` filter on
+   * the field matches); undefined when the field has no index.
+   */
+  lookup(field: string, values: readonly unknown[]): Iterable<T> | GatheredRows<T> | undefined;
   /** Every row. */
   scan(): Iterable<T>;
   /** How many rows `lookup` would give, without reading them (lets an unsorted page stop early). */
@@ -41,6 +53,20 @@ export interface ListSource<T> {
    * one `includes` per row instead of one per field.
    */
   searchText?(row: T, compute: (row: T) => string): string;
+  /** Number of rows `scan` gives (lets the engine judge whether reading rows in order pays). */
+  readonly size?: number;
+  /**
+   * Every row in the order of `field` as the field table reads it, as runs of rows with equal
+   * values, each run in the store's order (`rank`): ascending with the rows without a value
+   * last, or descending with them first. Undefined when the source keeps no such order. A
+   * sorted list then reads rows in order until its page is full instead of sorting them all.
+   */
+  ordered?(field: string, descending: boolean): Iterable<readonly T[]> | undefined;
+  /**
+   * The row's place in the store's order, the order `scan` gives: ties of a sort keep it,
+   * whichever way the rows were found. Required with `ordered`.
+   */
+  rank?(row: T): number;
 }
 
 /** The paginated envelope of spec 2.1. */

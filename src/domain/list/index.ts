@@ -3,5 +3,6 @@ export * from './fields.js';
 export { listQuerySchema } from './schema.js';
 export { parseListQuery } from './query.js';
 export { parseSearch } from './search.js';
-export { executeList } from './execute.js';
+export { executeList, type OrderPlan } from './execute.js';
+export { OrderedIndex } from './ordered-index.js';
 export { collectionSource } from './collection-source.js';
