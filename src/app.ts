@@ -14,19 +14,17 @@ import { healthRoute } from './http/routes/health.js';
 import { Store } from './store/store.js';
 import { MIGRATIONS } from './store/migrations.js';
 import { Auth } from './domain/auth/auth.js';
-import { AUTH_COLLECTIONS } from './domain/auth/records.js';
 import { loadSecrets } from './domain/auth/secrets.js';
 import { authRoutes } from './http/routes/auth.js';
 import { API_INFO } from './version.js';
 import { loadSite, type Site } from './domain/site/load.js';
-import { INVENTORY_COLLECTIONS } from './domain/inventory/records.js';
 import { Inventory } from './domain/inventory/inventory.js';
 import { InventoryView } from './domain/inventory/view.js';
 import { SkuImages } from './domain/inventory/images.js';
 import { inventoryRoutes } from './http/routes/inventory.js';
-import { EVENT_COLLECTIONS, Events } from './domain/events/events.js';
+import { Events } from './domain/events/events.js';
 import { EVENT } from './domain/events/catalogue.js';
-import { SETTINGS_COLLECTIONS, Settings } from './domain/settings/settings.js';
+import { Settings } from './domain/settings/settings.js';
 import { settingRegistry } from './domain/settings/registry.js';
 import { authSettingsFrom } from './domain/settings/auth-settings.js';
 import { settingsRoutes } from './http/routes/settings.js';
@@ -40,7 +38,14 @@ import { botRoutes } from './http/routes/bots.js';
 import { SupportOutbox } from './domain/support/outbox.js';
 import { SupportForwarder } from './domain/support/forwarder.js';
 import { supportRoutes } from './http/routes/support.js';
-import { WORKFLOW_COLLECTIONS, workflowRoutes } from './http/routes/workflows.js';
+import { workflowRoutes } from './http/routes/workflows.js';
+import { Requests } from './domain/requests/requests.js';
+import { botRecords, seedBots } from './domain/system/records.js';
+import { BrainHost } from './brain/host.js';
+import { ALL_COLLECTIONS } from './domain/collections.js';
+import { carriers } from './domain/inventory/records.js';
+import { requestRoutes } from './http/routes/requests.js';
+import { systemRoutes } from './http/routes/system.js';
 
 export interface App {
   config: Config;
@@ -52,6 +57,10 @@ export interface App {
   site: Site;
   inventory: Inventory;
   view: InventoryView;
+  requests: Requests;
+  brain: BrainHost;
+  /** The radio lines (and simulator), unless WAREHOUSE_LINKS=off. */
+  links: SiteLinks | undefined;
   tls: TlsFiles;
   port: number;
   /** Stops the listener, waits for in-flight requests (bounded), closes the store. */
@@ -73,7 +82,7 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
   logger.info({ site: config.site, name: site.name, levels: site.levels.length, spaces: site.levels.reduce((n, l) => n + l.storage.length, 0) }, 'site layout loaded');
   const store = await Store.open(
     { dir: path.join(config.state_dir, 'db') },
-    [...AUTH_COLLECTIONS, ...INVENTORY_COLLECTIONS, ...SETTINGS_COLLECTIONS, ...EVENT_COLLECTIONS, ...WORKFLOW_COLLECTIONS],
+    ALL_COLLECTIONS,
     MIGRATIONS,
   );
   logger.info({ dir: path.join(config.state_dir, 'db'), schema_version: store.schemaVersion() }, 'store opened');
@@ -90,11 +99,23 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
   const stopRetention = events.keep(() => settings.value<number>('events.retentionDays'), 3600_000, (err) => logger.error({ err }, 'event pruning failed'));
 
   const view = new InventoryView(site, store);
-  const inventory = new Inventory({ store, site, view, now: Date.now, events });
+  // Open work holds SKUs against deletion; the requests are built right after the inventory.
+  const inventory: Inventory = new Inventory({ store, site, view, now: Date.now, events, skuHolds: (id): string | undefined => requests.skuHold(id) });
   if (await inventory.seedFromLayout()) logger.info({ carriers: site.layout.carriers.length, skus: site.layout.skus.length }, 'inventory seeded from the site layout');
   const started = performance.now();
   view.build();
   logger.info({ rows: view.size, ms: Math.round(performance.now() - started) }, 'inventory view built');
+
+  if (await seedBots(store, site, Date.now())) logger.info({ bots: site.levels.reduce((n, l) => n + l.bots.length, 0) }, 'bots registered from the site layout');
+  const refresh = (carrierIds: readonly string[], skuIds: readonly string[]) => {
+    if (carrierIds.length > 0) view.refreshCarriers(carrierIds);
+    for (const id of skuIds) view.refreshSku(id);
+  };
+  const requests: Requests = new Requests({
+    store, site, inventory, refresh, events, now: Date.now,
+    externalPicking: () => settings.value<boolean>('picking.external.enabled'),
+    botLevel: (id) => store.collection(botRecords).get(id)?.level_id,
+  });
 
   const supportOutbox = await SupportOutbox.open(config.state_dir, { limits: { maxTotalBytes: config.upload_limit_bytes } });
   supportOutbox.onCreated((key) => {
@@ -105,7 +126,19 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
     ? new SupportForwarder({ outbox: supportOutbox, url: config.support_url, logger: logger.child({ component: 'support' }) })
     : undefined;
 
-  const links = config.links === 'on' ? await SiteLinks.start(site, config.site, logger) : undefined;
+  const links = config.links === 'on' ? await SiteLinks.start(site, config.site, logger, {
+    speed: config.sim_speed, stateDir: config.state_dir, carriers: [...store.collection(carriers).scan()],
+  }) : undefined;
+  const brain = new BrainHost({
+    config, site, logger, events, links, refresh: (c, k) => refresh(c, k),
+    settings: () => ({ externalPicking: settings.value<boolean>('picking.external.enabled'), chargeBelow: settings.value<number>('brain.chargeBelowPercent'),
+      faultClearSeconds: settings.value<number>('brain.faultClearSeconds'),
+    }),
+  });
+  requests.onChange(() => brain.wake());
+  events.subscribe((event) => {
+    if (event.component === 'settings') brain.settingsChanged();
+  });
 
   const tls = await ensureCertificate(config.state_dir, config.tls_cert, config.tls_key);
   logger.info({ cert: tls.certFile, sha256: tls.fingerprint256, self_signed: tls.selfSigned, created: tls.created }, 'TLS certificate');
@@ -135,6 +168,8 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
     eventStreamRoute(events, { timeZone, maxPageSize }),
     ...supportRoutes({ outbox: supportOutbox, timeZone }),
     ...workflowRoutes({ store }),
+    ...requestRoutes({ store, requests, timeZone, maxPageSize, showCreated: () => settings.value<boolean>('api.jobs.showCreated') }),
+    ...systemRoutes({ store, requests, events, brain }),
     ...botRoutes(site, links),
     ...reportRoutes(new Diagnostics({
       config, store, site, events, logTail: options.logTail, now: Date.now, counts: () => store.counts(), linkStats: links && (() => links.stats()),
@@ -142,11 +177,15 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
     })),
   );
 
+  // The brain first: when the API says it listens, requests are dispatched. A brain that cannot
+  // start is retried in the background; the API serves meanwhile.
+  await brain.start().catch((err: unknown) => logger.error({ err }, 'the brain did not start; retrying in the background'));
   let port: number;
   try {
     port = await server.listen();
   } catch (err) {
     stopRetention();
+    await brain.stop();
     await links?.close();
     await auth.close();
     await store.close();
@@ -157,11 +196,12 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
   await events.emit(EVENT.started, `controller ${VERSION} started on port ${port} with site "${site.name}"`);
 
   return {
-    config, server, store, auth, events, settings, site, inventory, view, tls, port,
+    config, server, store, auth, events, settings, site, inventory, view, requests, brain, links, tls, port,
     async close() {
       await events.emit(EVENT.stopping, 'controller stopping').catch((err: unknown) => logger.error({ err }, 'could not record the stop event'));
       stopRetention();
       const { unfinished } = await server.close(config.shutdown_timeout_ms);
+      await brain.stop();
       if (unfinished > 0) logger.warn({ unfinished }, 'shutdown timeout: requests still running were cut off');
       await supportForwarder?.close();
       await links?.close();

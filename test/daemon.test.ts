@@ -1,41 +1,12 @@
 // The daemon as a process: start, serve HTTPS only, log JSON lines, stop cleanly on SIGTERM,
 // refuse a bad configuration with a message naming the key.
 import t from 'tap';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from './helpers/client.js';
-
-const MAIN = path.join(import.meta.dirname, '../src/main.ts');
-
-function startDaemon(env: Record<string, string>): { child: ChildProcess; lines: any[]; stderr: () => string; listening: Promise<number> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const lines: any[] = [];
-  let err = '';
-  let buffered = '';
-  let onListening: (port: number) => void;
-  const listening = new Promise<number>((resolve) => (onListening = resolve));
-  child.stdout!.on('data', (d: Buffer) => {
-    buffered += d.toString();
-    let nl;
-    while ((nl = buffered.indexOf('\n')) >= 0) {
-      const line = JSON.parse(buffered.slice(0, nl));
-      buffered = buffered.slice(nl + 1);
-      lines.push(line);
-      if (line.msg === 'HTTPS API listening') onListening(line.port);
-    }
-  });
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  return { child, lines, stderr: () => err, listening };
-}
-
-const exited = (child: ChildProcess): Promise<number | null> =>
-  child.exitCode !== null ? Promise.resolve(child.exitCode) : new Promise((r) => child.once('exit', (code) => r(code)));
+import { exited, startDaemon } from './helpers/daemon.js';
 
 t.test('start, serve, stop on SIGTERM', async (t) => {
   const stateDir = mkdtempSync(path.join(tmpdir(), 'wh-daemon-'));

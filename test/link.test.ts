@@ -3,7 +3,7 @@
 // sanitizer fuzz run. Timing assertions are generous on purpose: the machine is shared.
 import t from 'tap';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -225,8 +225,9 @@ t.test('5 % dropped and 5 % corrupted frames: every command executed once, in or
   // At about 10 % loss each way a transmission and its ACK both get through 81 % of the time;
   // the default 5 transmissions then give up on about 1 command in 4,000, which is the
   // protocol working as specified (the command fails and the bot counts as lost), not what
-  // this test is about. 12 transmissions make that about 1 in 10^9.
-  const { link, events, bots } = rig(t, [1, 2, 3], { drop: 0.05, corrupt: 0.05 }, { maxTransmissions: 12 });
+  // this test is about. 12 transmissions make that about 1 in 10^9. All 60 commands per bot
+  // are queued at once, above the default bound of 32 (tested below).
+  const { link, events, bots } = rig(t, [1, 2, 3], { drop: 0.05, corrupt: 0.05 }, { maxTransmissions: 12, maxQueuedCommands: 60 });
   bots.forEach((b) => b.boot());
   await until('three bots online', () => events.filter((e) => e.kind === 'online').length === 3);
   t.same(
@@ -270,8 +271,9 @@ t.test('5 % dropped and 5 % corrupted frames: every command executed once, in or
   t.ok(s.retransmits > 0, `the link retransmitted (${s.retransmits})`);
   t.ok(dupes > 0, `bots suppressed duplicates (${dupes}): an executed command whose ACK was lost`);
   t.ok(s.dropped.crc + s.dropped.framing + s.dropped.short > 0, 'corrupted frames were counted');
-  t.same(s.commands, { sent: 3 * N, acked: 3 * N, failed: 0 });
+  t.same(s.commands, { sent: 3 * N, acked: 3 * N, failed: 0, queueFull: 0 });
   t.ok(s.rtt.samples > 0 && s.rtt.p50Ms <= s.rtt.p99Ms && s.rtt.p99Ms <= s.rtt.maxMs, `rtt ${JSON.stringify(s.rtt)}`);
+  t.ok(s.threadCpuMs > 0 && s.deliverCpuMs > 0, `CPU time counted: link thread ${s.threadCpuMs} ms, delivery ${s.deliverCpuMs} ms`);
   t.same(
     s.nodes.map((n) => [n.address, n.online, n.queued]),
     [
@@ -425,6 +427,48 @@ t.test('bad bytes are counted by kind and dropped; the link keeps working', asyn
   await until('a bot comes online after the garbage', () => events.some((e) => e.kind === 'online'));
 });
 
+t.test('per-node queues are bounded: commands beyond maxQueuedCommands fail at once with queue_full', async (t) => {
+  const { link, events, bots } = rig(t, [6], { drop: 0, corrupt: 0 }, { maxQueuedCommands: 4 });
+  const bot = bots[0]!;
+  bot.boot();
+  await until('online', () => events.some((e) => e.kind === 'online'));
+  bot.muted = true; // executes but does not answer: the first command stays in flight
+  const ids = Array.from({ length: 6 }, (_, i) => link.send(6, { type: 'STOP', mode: i % 2 ? 'NOW' : 'END_OF_STEP' }));
+  await until('the two beyond the bound failed', () => events.filter((e) => e.kind === 'failed').length === 2);
+  t.same(
+    events.filter((e) => e.kind === 'failed').map((e) => [e.kind === 'failed' && e.reason, e.kind === 'failed' && e.id]),
+    [['queue_full', ids[4]], ['queue_full', ids[5]]],
+  );
+  t.equal(link.stats().nodes[0]?.queued, 4, 'four wait, the one in flight included');
+  bot.muted = false;
+  await until('the four acknowledged', () => events.filter((e) => e.kind === 'acked').length === 4);
+  t.same(events.filter((e) => e.kind === 'acked').map((e) => e.kind === 'acked' && e.id), ids.slice(0, 4), 'in the order sent');
+  t.same(bot.executed.length, 4, 'the refused ones never reached the bot');
+  t.equal(link.stats().nodes[0]?.online, true, 'a full queue does not take the node offline');
+  const later = link.send(6, { type: 'PAUSE' });
+  await until('a later command acknowledged', () => events.some((e) => e.kind === 'acked' && e.id === later));
+  t.same(link.stats().commands, { sent: 7, acked: 5, failed: 2, queueFull: 2 });
+  t.throws(() => createLink({ write: () => {}, onEvent: () => {}, maxQueuedCommands: 0 }), { message: /maxQueuedCommands/ });
+});
+
+t.test('a HELLO without a common protocol version is refused and counted', async (t) => {
+  const written = new FrameDecoder();
+  const frames: Frame[] = [];
+  const events: LinkEvent[] = [];
+  const link = createLink({ write: (b) => frames.push(...written.push(b)), onEvent: (batch) => events.push(...batch), seed: 3 });
+  t.teardown(() => link.close());
+  const hello: Message = { type: 'HELLO', node_kind: 'BOT', proto_min: 2, proto_max: 3, fw_major: 2, fw_minor: 0, fw_patch: 0, hw_rev: 1, session: 77 };
+  link.receive(encodeFrame({ src: 8, dst: 0, seq: 4, flags: { ack_req: true }, message: hello }));
+  await until('the refusal', () => frames.some((f) => f.dst === 8 && f.message.type === 'ACK'));
+  t.match(frames.find((f) => f.dst === 8), { flags: { is_ack: true }, ack: 4, message: { type: 'ACK', acked_type: 'HELLO', result: 'VERSION_UNSUPPORTED' } });
+  t.notOk(frames.some((f) => f.message.type === 'WELCOME'), 'no WELCOME');
+  t.equal(link.stats().versionRejected, 1, 'counted in the stats GET /report includes');
+  t.same(events.map((e) => e.kind), ['message'], 'the HELLO reaches JS (the firmware version is worth logging); the node does not come online');
+  const id = link.send(8, { type: 'PAUSE' });
+  await until('the command fails', () => events.some((e) => e.kind === 'failed'));
+  t.match(events.at(-1), { kind: 'failed', id, reason: 'offline' }, 'nothing is sent to a node without a common version');
+});
+
 t.test('the JS surface refuses what it cannot send', async (t) => {
   const link = createLink({ write: () => {}, onEvent: () => {} });
   t.teardown(() => link.close());
@@ -447,6 +491,26 @@ t.test('the JS surface refuses what it cannot send', async (t) => {
   t.equal(link.stats().bytesIn, 0, 'bytes after close are ignored');
 });
 
+t.test('the link thread is named wh-link; its CPU time stays readable after close', async (t) => {
+  const linkThreads = (): number =>
+    readdirSync('/proc/self/task').filter((tid) => {
+      try {
+        return readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim() === 'wh-link';
+      } catch {
+        return false; // the thread ended meanwhile
+      }
+    }).length;
+  const before = linkThreads();
+  const link = createLink({ write: () => {}, onEvent: () => {}, heartbeatPeriodMs: 1 });
+  t.equal(linkThreads(), before + 1, 'one more wh-link thread');
+  await until('the thread has used some CPU', () => link.stats().threadCpuMs > 0);
+  link.close();
+  t.equal(linkThreads(), before, 'the thread is gone after close()');
+  const atClose = link.stats().threadCpuMs;
+  t.ok(atClose > 0, `the thread's total is kept (${atClose} ms)`);
+  t.equal(link.stats().threadCpuMs, atClose, 'and no longer moves');
+});
+
 // --- the link core under sanitizers ---
 
 function have(cmd: string): boolean {
@@ -467,8 +531,8 @@ t.test('link core: bounded fuzz run (c++, address and undefined sanitizers)', { 
   );
   const run = spawnSync(exe, ['3', '1'], { encoding: 'utf8', timeout: 90_000 });
   t.equal(run.status, 0, run.stdout + run.stderr);
-  const m = /(\d+) frames in, (\d+) commands, (\d+) outcomes, (\d+) frames out checked; retransmits=(\d+) duplicates=(\d+) address=(\d+) unexpected=(\d+); errors: oversize=(\d+) framing=(\d+) short=(\d+) crc=(\d+) version=(\d+) length=(\d+) type=(\d+) payload=(\d+)/.exec(run.stdout);
+  const m = /(\d+) frames in, (\d+) commands, (\d+) outcomes, (\d+) frames out checked; retransmits=(\d+) duplicates=(\d+) queue_full=(\d+) address=(\d+) unexpected=(\d+); errors: oversize=(\d+) framing=(\d+) short=(\d+) crc=(\d+) version=(\d+) length=(\d+) type=(\d+) payload=(\d+)/.exec(run.stdout);
   t.ok(m, run.stdout);
-  const names = ['frames in', 'commands', 'outcomes', 'frames out', 'retransmits', 'duplicates', 'address', 'unexpected', 'oversize', 'framing', 'short', 'crc', 'version', 'length', 'type', 'payload'];
+  const names = ['frames in', 'commands', 'outcomes', 'frames out', 'retransmits', 'duplicates', 'queue_full', 'address', 'unexpected', 'oversize', 'framing', 'short', 'crc', 'version', 'length', 'type', 'payload'];
   m!.slice(1).forEach((n, i) => t.ok(Number(n) > 0, `${names[i]}: ${n}`));
 });

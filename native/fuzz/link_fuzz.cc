@@ -26,6 +26,7 @@ using warehouse::EventKind;
 using warehouse::LinkConfig;
 using warehouse::LinkCore;
 using warehouse::LinkEvent;
+using warehouse::Reason;
 
 namespace {
 
@@ -152,6 +153,7 @@ int main(int argc, char** argv) {
   uint64_t now = 1000;
   LinkConfig cfg;
   cfg.seed = 7;
+  cfg.max_queued = 3;  // small, so commands to a node that does not answer reach the bound
   LinkCore link(cfg, now);
   std::map<uint16_t, Outstanding> outstanding;
   std::set<uint32_t> pending;  // command ids without an outcome
@@ -164,7 +166,8 @@ int main(int argc, char** argv) {
     for (const LinkEvent& e : events) {
       if (e.kind != EventKind::kAcked && e.kind != EventKind::kFailed) continue;
       if (pending.erase(e.command_id) != 1) Die("an outcome for an unknown or finished command", round);
-      outstanding[e.node].any = false;
+      // A command refused for a full queue never went out: what is in flight still is.
+      if (e.reason != Reason::kQueueFull) outstanding[e.node].any = false;
       outcomes++;
     }
     // The link's own output must be clean frames from the controller.
@@ -256,10 +259,11 @@ int main(int argc, char** argv) {
 
   const wh_decoder& d = link.decoder();
   std::printf("link_fuzz: %lu rounds, %u bytes in, %u frames in, %lu commands, %lu outcomes, %lu frames out checked;"
-              " retransmits=%llu duplicates=%llu address=%llu unexpected=%llu; errors:",
+              " retransmits=%llu duplicates=%llu queue_full=%llu address=%llu unexpected=%llu; errors:",
               rounds, d.bytes, d.frames, commands, outcomes, frames_checked,
               static_cast<unsigned long long>(link.counters().retransmits),
               static_cast<unsigned long long>(link.counters().duplicates),
+              static_cast<unsigned long long>(link.counters().commands_queue_full),
               static_cast<unsigned long long>(link.counters().dropped_address),
               static_cast<unsigned long long>(link.counters().dropped_unexpected));
   for (int k = WH_E_OVERSIZE; k < WH_E_COUNT; k++) std::printf(" %s=%u", wh_status_name(static_cast<wh_status>(k)), d.errors[k]);

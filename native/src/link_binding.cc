@@ -8,6 +8,8 @@
 // two. The JS side then takes everything accumulated so far: one write() and one onEvent()
 // per batch however many frames arrived, and the link thread never blocks on a busy event loop.
 #include <napi.h>
+#include <pthread.h>
+#include <time.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -32,6 +34,13 @@ uint64_t NowMs() {
   return static_cast<uint64_t>(duration_cast<milliseconds>(steady_clock::now().time_since_epoch()).count());
 }
 
+// CPU time (user + system) a clock has counted, in nanoseconds.
+uint64_t CpuNs(clockid_t clock) {
+  timespec ts{};
+  if (clock_gettime(clock, &ts) != 0) return 0;
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
 const char* ReasonName(Reason r) {
   switch (r) {
     case Reason::kWelcomed: return "welcomed";
@@ -40,6 +49,7 @@ const char* ReasonName(Reason r) {
     case Reason::kGaveUp: return "gave_up";
     case Reason::kHello: return "hello";
     case Reason::kOffline: return "offline";
+    case Reason::kQueueFull: return "queue_full";
     case Reason::kNone: break;
   }
   return "";
@@ -59,6 +69,12 @@ struct LinkState {
   std::vector<uint8_t> inbox;      // guarded by mu
   uint64_t inbox_dropped = 0;      // guarded by mu
   bool wake = false, stop = false, delivery_queued = false;  // guarded by mu
+  // The link thread's own CPU time when it ended (Stats() after close); while it runs, Stats()
+  // reads its clock from outside so that measuring costs the thread nothing.
+  uint64_t thread_cpu_ns_at_exit = 0;  // written by the thread as it ends, read after join
+  // JS-thread CPU time spent taking output and turning it into a Buffer and event objects
+  // (the write/onEvent callbacks excluded): the rest of what the addon costs per frame.
+  uint64_t deliver_cpu_ns = 0;  // JS thread only
   std::thread thread;
   Tsfn tsfn;
   bool released = false;  // JS thread only, as are the rest
@@ -88,6 +104,14 @@ struct LinkState {
       cv.wait_until(lock, until, [this] { return wake || stop; });
       wake = false;
     }
+    thread_cpu_ns_at_exit = CpuNs(CLOCK_THREAD_CPUTIME_ID);
+  }
+
+  // JS thread: the link thread's CPU time so far, in nanoseconds.
+  uint64_t ThreadCpuNs() {
+    if (!thread.joinable()) return thread_cpu_ns_at_exit;
+    clockid_t clock;
+    return pthread_getcpuclockid(thread.native_handle(), &clock) == 0 ? CpuNs(clock) : 0;
   }
 
   // JS thread. Joins the link thread (it never waits on JS, so this is quick) and lets the
@@ -149,6 +173,7 @@ struct LinkState {
 
   // JS thread, from the thread-safe function: hands one batch to write() and onEvent().
   void Deliver(Napi::Env env) {
+    uint64_t cpu0 = CpuNs(CLOCK_THREAD_CPUTIME_ID);
     std::vector<uint8_t> bytes;
     std::vector<LinkEvent> events;
     {
@@ -158,16 +183,20 @@ struct LinkState {
     }
     if (closed) return;
     Napi::HandleScope scope(env);
+    Napi::Value buffer, batch;
+    if (!bytes.empty()) buffer = Napi::Buffer<uint8_t>::Copy(env, bytes.data(), bytes.size());
+    if (!events.empty()) {
+      Napi::Array list = Napi::Array::New(env, events.size());
+      for (uint32_t i = 0; i < events.size(); i++) list.Set(i, EventToJs(env, events[i]));
+      batch = list;
+    }
+    deliver_cpu_ns += CpuNs(CLOCK_THREAD_CPUTIME_ID) - cpu0;
     // A callback that throws leaves the exception pending: Node reports it as uncaught.
-    if (!bytes.empty()) {
-      write.Call({Napi::Buffer<uint8_t>::Copy(env, bytes.data(), bytes.size())});
+    if (!buffer.IsEmpty()) {
+      write.Call({buffer});
       if (env.IsExceptionPending()) return;
     }
-    if (!events.empty()) {
-      Napi::Array batch = Napi::Array::New(env, events.size());
-      for (uint32_t i = 0; i < events.size(); i++) batch.Set(i, EventToJs(env, events[i]));
-      on_event.Call({batch});
-    }
+    if (!batch.IsEmpty()) on_event.Call({batch});
   }
 };
 
@@ -248,6 +277,7 @@ Link::Link(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Link>(info), env_(
       !Option(env, o, "maxTransmissions", c.max_transmissions, 1, 255) ||
       !Option(env, o, "retransmitJitterPercent", c.jitter_percent, 0, 100) ||
       !Option(env, o, "telemetryPeriodMs", c.telemetry_period_ms, 50, 1000) ||
+      !Option(env, o, "maxQueuedCommands", c.max_queued, 1, 4096) ||
       !Option(env, o, "controllerSession", c.controller_session, 0, 4294967295.0) ||
       !Option(env, o, "seed", seed, 0, 9007199254740991.0)) {
     return;
@@ -265,6 +295,9 @@ Link::Link(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Link>(info), env_(
   // The link must not keep the process alive by itself: the serial port does that.
   st->tsfn.Unref(env);
   st->thread = std::thread([raw = st.get()] { raw->Run(); });
+  // Named so `top -H` and /proc/<pid>/task/*/comm show the link threads (15 chars max); named
+  // here rather than by the thread itself so the name is there when the constructor returns.
+  pthread_setname_np(st->thread.native_handle(), "wh-link");
   st_ = std::move(st);
   // Registered after the TSFN's own hook, so it runs first (hooks run in reverse order):
   // the thread is joined before the TSFN is torn down.
@@ -351,6 +384,7 @@ Napi::Value Link::Stats(const Napi::CallbackInfo& info) {
   num(cmds, "sent", static_cast<double>(c.commands_sent));
   num(cmds, "acked", static_cast<double>(c.commands_acked));
   num(cmds, "failed", static_cast<double>(c.commands_failed));
+  num(cmds, "queueFull", static_cast<double>(c.commands_queue_full));
   s.Set("commands", cmds);
   Napi::Object rtt = Napi::Object::New(env);
   num(rtt, "samples", static_cast<double>(core.rtt_samples()));
@@ -371,6 +405,8 @@ Napi::Value Link::Stats(const Napi::CallbackInfo& info) {
     list.Set(i, n);
   }
   s.Set("nodes", list);
+  num(s, "threadCpuMs", static_cast<double>(st_->ThreadCpuNs()) / 1e6);
+  num(s, "deliverCpuMs", static_cast<double>(st_->deliver_cpu_ns) / 1e6);
   return s;
 }
 

@@ -22,6 +22,7 @@ LinkCore::LinkCore(const LinkConfig& config, uint64_t now)
   config_.ack_timeout_ms = std::max<uint32_t>(config_.ack_timeout_ms, 1);
   config_.ack_timeout_max_ms = std::max(config_.ack_timeout_max_ms, config_.ack_timeout_ms);
   config_.heartbeat_period_ms = std::max<uint32_t>(config_.heartbeat_period_ms, 1);
+  config_.max_queued = std::max<uint32_t>(config_.max_queued, 1);
   wh_decoder_init(&decoder_);
 }
 
@@ -241,9 +242,22 @@ uint32_t LinkCore::Send(uint16_t dst, const wh_frame& msg, uint64_t now) {
     Event(EventKind::kFailed, Reason::kOffline, dst, c.id);
     return c.id;
   }
+  if (CommandsFor(it->second) >= config_.max_queued) {
+    counters_.commands_failed++;
+    counters_.commands_queue_full++;
+    Event(EventKind::kFailed, Reason::kQueueFull, dst, c.id);
+    return c.id;
+  }
   it->second.queue.push_back(c);
   StartNext(dst, it->second, now);
   return c.id;
+}
+
+// The brain's commands waiting for or in flight to a node; our WELCOME does not count.
+uint32_t LinkCore::CommandsFor(const Node& n) {
+  uint32_t count = n.flight.active && n.flight.cmd.id != 0 ? 1 : 0;
+  for (const Command& c : n.queue) count += c.id != 0 ? 1 : 0;
+  return count;
 }
 
 void LinkCore::StartNext(uint16_t addr, Node& n, uint64_t now) {

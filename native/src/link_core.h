@@ -27,6 +27,9 @@ struct LinkConfig {
   uint32_t max_transmissions = WH_MAX_TRANSMISSIONS;
   uint32_t jitter_percent = 20;
   uint16_t telemetry_period_ms = WH_TELEMETRY_PERIOD_MS;  // sent in WELCOME
+  // Commands per node, the one in flight included; Send() fails more at once (kQueueFull).
+  // One in flight at a time means a runaway sender would otherwise grow a queue without end.
+  uint32_t max_queued = 32;
   uint32_t controller_session = 0;                        // 0: a random one
   uint64_t seed = 0;                                      // jitter and session; 0: random
 };
@@ -42,6 +45,7 @@ enum class Reason : uint8_t {
   kGaveUp,    // offline / failed: max_transmissions sent without an acknowledgement
   kHello,     // offline / failed: the node sent HELLO (it rebooted or lost the link)
   kOffline,   // failed: the node is not online (queued, or sent to an unknown node)
+  kQueueFull,  // failed at once: max_queued commands already wait for the node
 };
 
 struct LinkEvent {
@@ -60,6 +64,7 @@ struct LinkCounters {
   uint64_t dropped_unexpected = 0;  // an acknowledgement matching nothing, a type nodes never send
   uint64_t retransmits = 0, duplicates = 0, heartbeats = 0;
   uint64_t commands_sent = 0, commands_acked = 0, commands_failed = 0;
+  uint64_t commands_queue_full = 0;  // of commands_failed: refused because the node's queue was full
   uint64_t version_rejected = 0;  // HELLO without a common protocol version
 };
 
@@ -78,8 +83,9 @@ class LinkCore {
 
   // Bytes read from the line, in any chunking.
   void Receive(const uint8_t* data, size_t len, uint64_t now);
-  // Queues a command (FIFO per node, one in flight). msg's header fields are ignored. Returns
-  // its id (never 0), or 0 when dst is not a node address or the message does not encode.
+  // Queues a command (FIFO per node, one in flight, at most max_queued). msg's header fields are
+  // ignored. Returns its id (never 0), or 0 when dst is not a node address or the message does
+  // not encode. A command that cannot be queued gets its id and a kFailed event at once.
   uint32_t Send(uint16_t dst, const wh_frame& msg, uint64_t now);
   // Runs the timers that are due: heartbeat, retransmissions, silence.
   void Tick(uint64_t now);
@@ -128,6 +134,7 @@ class LinkCore {
   /** First balcony LED controller address (PROTOCOL.md section 2): nodes from here on are not bots. */
   static constexpr uint16_t kFirstLedAddress = 0x1000;
   static bool SilenceSupervised(uint16_t addr, const Node& n);
+  static uint32_t CommandsFor(const Node& n);
 
   void Handle(const wh_frame& f, uint64_t now);
   void HandleHello(uint16_t addr, Node& n, const wh_frame& f, uint64_t now);

@@ -4,15 +4,18 @@
  * keeps the latest telemetry per bot for `GET /bots` and sends balcony LED sequences. Levels
  * are independent: a level whose device is away only takes its own bots offline.
  */
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import type { Logger } from '../log/logger.js';
 import { createLink, type Link, type LinkEvent } from '../native/link.js';
 import { SerialTransport } from '../link/serial.js';
-import type { LedStep } from '../link/protocol/messages.js';
+import type { Fault, LedStep, Result, Telemetry } from '../link/protocol/messages.js';
+import type { Command } from '../native/link.js';
 import { startSimulator, type SimulatorProcess } from '../sim/process.js';
+import { BOT_FIGURES } from '../sim/figures.js';
 import type { Site } from '../domain/site/load.js';
+import { LED_NODE_BASE } from './lights.js';
 
-/** Node address of a balcony's LED controller (PROTOCOL.md). */
-export const LED_NODE_BASE = 0x1000;
 /** How long an LED sequence may take to be acknowledged before it counts as not published. */
 const LED_ACK_TIMEOUT_MS = 3000;
 
@@ -32,6 +35,31 @@ export interface BotState {
   updated_at: number | null;
 }
 
+/** What the brain hears of its bots. */
+export type BotEvent =
+  | { kind: 'telemetry'; bot: BotState; telemetry: Telemetry }
+  | { kind: 'fault'; bot: BotState; fault: Fault }
+  | { kind: 'online' | 'offline'; bot: BotState; reason: string };
+
+/** How a command ended: acknowledged with a result, or not delivered. */
+export type CommandOutcome = { delivered: true; result: Result; detail: number } | { delivered: false; reason: string };
+
+/** Where a carrier stands now (the store's record). */
+export interface CarrierPlace {
+  id: string;
+  level_id: number;
+  x: number;
+  y: number;
+}
+
+/** Writes the site layout with the carriers where they stand now, for the simulator; returns its path. */
+function simulatorLayout(site: Site, places: readonly CarrierPlace[], stateDir: string): string {
+  const carriers = places.map((c) => ({ id: c.id, level_id: c.level_id, x: c.x, y: c.y }));
+  const file = path.join(stateDir, 'simulated-site.json');
+  writeFileSync(file, JSON.stringify({ ...site.layout, carriers }), { mode: 0o600 });
+  return file;
+}
+
 interface LevelLine {
   levelId: number;
   path: string;
@@ -42,7 +70,8 @@ interface LevelLine {
 export class SiteLinks {
   private readonly lines = new Map<number, LevelLine>();
   private readonly bots = new Map<number, BotState>();
-  private readonly waiting = new Map<string, (ok: boolean) => void>();
+  private readonly waiting = new Map<string, (outcome: CommandOutcome) => void>();
+  private readonly listeners = new Set<(event: BotEvent) => void>();
 
   private constructor(
     private readonly site: Site,
@@ -61,17 +90,35 @@ export class SiteLinks {
   }
 
   /** Starts the simulator when a level needs it, then a transport and a link per level. */
-  static async start(site: Site, sitePath: string, logger: Logger, now: () => number = Date.now): Promise<SiteLinks> {
+  static async start(
+    site: Site, sitePath: string, logger: Logger,
+    options: { speed?: number; now?: () => number; carriers?: readonly CarrierPlace[]; stateDir?: string } = {},
+  ): Promise<SiteLinks> {
     const simulated = site.levels.some((l) => l.serial_device === 'sim');
-    const sim = simulated ? await startSimulator({ site: sitePath, onLog: (line) => logger.debug({ sim: line }, 'simulator') }) : undefined;
+    const speed = options.speed ?? 1;
+    // Faster than real time: the bots' mechanical figures shrink; the protocol's timing does not.
+    const figures = speed === 1 ? undefined : {
+      cellMs: BOT_FIGURES.cellMs / speed, turnMs: BOT_FIGURES.turnMs / speed, liftMs: BOT_FIGURES.liftMs / speed,
+      idleDrainPerS: BOT_FIGURES.idleDrainPerS * speed, moveDrainPerS: BOT_FIGURES.moveDrainPerS * speed,
+      liftDrainPerS: BOT_FIGURES.liftDrainPerS * speed, chargePerS: BOT_FIGURES.chargePerS * speed,
+    };
+    // The simulated site starts where the store says the carriers are (they moved since the
+    // layout was written), as a real site would after a restart.
+    const simSite = options.carriers && options.stateDir ? simulatorLayout(site, options.carriers, options.stateDir) : sitePath;
+    const sim = simulated ? await startSimulator({ site: simSite, onLog: (line) => logger.debug({ sim: line }, 'simulator'), ...(figures ? { figures } : {}) }) : undefined;
     if (sim) logger.info({ pid: sim.pid, devices: Object.fromEntries(sim.devices) }, 'simulator started');
-    const links = new SiteLinks(site, logger, sim, now);
+    const links = new SiteLinks(site, logger, sim, options.now ?? Date.now);
     for (const level of site.levels) {
       const path = level.serial_device === 'sim' ? sim!.devices.get(level.id) : level.serial_device;
       if (!path) throw new Error(`level ${level.id}: the simulator gave no device`);
       links.open(level.id, path);
     }
     return links;
+  }
+
+  /** The simulator of the 'sim' levels, if any (tests inject faults through it). */
+  get simulator(): SimulatorProcess | undefined {
+    return this.sim;
   }
 
   /** Bots with their latest telemetry. */
@@ -85,31 +132,43 @@ export class SiteLinks {
    */
   async publishLeds(balconyId: number, steps: LedStep[]): Promise<boolean> {
     const balcony = this.site.balconies.find((b) => b.id === balconyId);
-    const line = balcony && this.lines.get(balcony.level_id);
-    if (!balcony || !line) return false;
+    if (!balcony || !this.lines.has(balcony.level_id)) return false;
     const node = LED_NODE_BASE + balconyId;
-    const outcomes = balcony.ports.map((_, channel) => {
-      let id: number;
-      try {
-        id = line.link.send(node, { type: 'LED_SEQUENCE', channel, repeat: 0, steps });
-      } catch (err) {
-        // An LED controller the link has not heard from yet cannot be sent to.
-        this.logger.warn({ err, balcony_id: balconyId }, 'LED sequence not sent');
-        return Promise.resolve(false);
-      }
-      return new Promise<boolean>((resolve) => {
-        const key = `${line.levelId}:${id}`;
-        const timer = setTimeout(() => {
-          this.waiting.delete(key);
-          resolve(false);
-        }, LED_ACK_TIMEOUT_MS);
-        this.waiting.set(key, (ok) => {
-          clearTimeout(timer);
-          resolve(ok);
-        });
+    const outcomes = balcony.ports.map((_, channel) => this.send(balcony.level_id, node, { type: 'LED_SEQUENCE', channel, repeat: 0, steps }, LED_ACK_TIMEOUT_MS));
+    return (await Promise.all(outcomes)).every((o) => o.delivered && o.result === 'OK');
+  }
+
+  /**
+   * Sends a command to a node of a level; resolves with its acknowledgement, or why it was not
+   * delivered (`timeoutMs` bounds the wait beyond the link's own retransmissions).
+   */
+  send(levelId: number, node: number, command: Command, timeoutMs = 10_000): Promise<CommandOutcome> {
+    const line = this.lines.get(levelId);
+    if (!line) return Promise.resolve({ delivered: false, reason: `level ${levelId} has no radio line` });
+    let id: number;
+    try {
+      id = line.link.send(node, command);
+    } catch (err) {
+      // A node the link has not heard from yet cannot be sent to.
+      return Promise.resolve({ delivered: false, reason: (err as Error).message });
+    }
+    return new Promise<CommandOutcome>((resolve) => {
+      const key = `${levelId}:${id}`;
+      const timer = setTimeout(() => {
+        this.waiting.delete(key);
+        resolve({ delivered: false, reason: `no acknowledgement within ${timeoutMs} ms` });
+      }, timeoutMs);
+      this.waiting.set(key, (outcome) => {
+        clearTimeout(timer);
+        resolve(outcome);
       });
     });
-    return (await Promise.all(outcomes)).every(Boolean);
+  }
+
+  /** Hears telemetry, faults and link changes of bots; returns the function that stops listening. */
+  onBot(listener: (event: BotEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   /** Link counters per level, for diagnostics. */
@@ -126,9 +185,13 @@ export class SiteLinks {
       await line.transport.close();
     }
     this.lines.clear();
-    for (const resolve of this.waiting.values()) resolve(false);
+    for (const resolve of this.waiting.values()) resolve({ delivered: false, reason: 'the controller is stopping' });
     this.waiting.clear();
     await this.sim?.stop();
+  }
+
+  private tell(event: BotEvent): void {
+    for (const listener of this.listeners) listener(event);
   }
 
   private open(levelId: number, path: string): void {
@@ -152,22 +215,28 @@ export class SiteLinks {
               x: m.x, y: m.y, heading: m.heading, battery_level: m.battery / 10, is_charging: m.charging, carrier_held: m.carrier,
               faults: m.faults, online: true, updated_at: this.now(),
             });
+            this.tell({ kind: 'telemetry', bot, telemetry: m });
+          } else if (m.type === 'FAULT') {
+            this.tell({ kind: 'fault', bot, fault: m });
           }
           break;
         }
         case 'online':
         case 'offline': {
           const bot = this.bots.get(event.node);
-          if (bot && bot.level_id === levelId) bot.online = event.kind === 'online';
+          if (bot && bot.level_id === levelId) {
+            bot.online = event.kind === 'online';
+            this.tell({ kind: event.kind, bot, reason: event.reason });
+          }
           this.logger.info({ level_id: levelId, node: event.node, reason: event.reason }, event.kind === 'online' ? 'node online' : 'node offline');
           break;
         }
         case 'acked':
-          this.waiting.get(`${levelId}:${event.id}`)?.(event.result === 'OK');
+          this.waiting.get(`${levelId}:${event.id}`)?.({ delivered: true, result: event.result, detail: event.detail });
           this.waiting.delete(`${levelId}:${event.id}`);
           break;
         case 'failed':
-          this.waiting.get(`${levelId}:${event.id}`)?.(false);
+          this.waiting.get(`${levelId}:${event.id}`)?.({ delivered: false, reason: event.reason });
           this.waiting.delete(`${levelId}:${event.id}`);
           break;
       }

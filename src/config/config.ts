@@ -25,6 +25,7 @@ const ConfigSchema = Type.Object(
     links: Type.Enum(['on', 'off'], { description: 'Talk to the bots (on), or run the API alone without radio lines or simulator (off)' }),
     support_url: Type.Optional(Type.String({ pattern: '^https?://\\S+$', description: 'Support endpoint that support issues are forwarded to (retried until accepted)' })),
     shutdown_timeout_ms: Type.Integer({ minimum: 0, maximum: 600000, description: 'Time in-flight requests get on SIGTERM' }),
+    sim_speed: Type.Integer({ minimum: 1, maximum: 20, description: 'Simulated levels run this many times faster than real time (bot figures and planner steps shortened; benchmarks)' }),
   },
   { additionalProperties: false },
 );
@@ -46,6 +47,7 @@ export const DEFAULTS: Config = {
   upload_limit_bytes: 16 << 20,
   max_page_size: 1000,
   shutdown_timeout_ms: 10000,
+  sim_speed: 1,
 };
 
 /** Raised for any configuration problem; the message lists every bad key. */
@@ -57,7 +59,7 @@ export class ConfigError extends Error {
 }
 
 const ENV_PREFIX = 'WAREHOUSE_';
-const INTEGER_KEYS = new Set(['port', 'body_limit_bytes', 'upload_limit_bytes', 'max_page_size', 'shutdown_timeout_ms']);
+const INTEGER_KEYS = new Set(['port', 'body_limit_bytes', 'upload_limit_bytes', 'max_page_size', 'shutdown_timeout_ms', 'sim_speed']);
 const KNOWN_KEYS = new Set(Object.keys(ConfigSchema.properties));
 
 /** Builds the configuration from a file and an environment, or throws ConfigError. */

@@ -57,8 +57,12 @@ export type LinkEvent =
   | { kind: 'offline'; node: number; reason: 'silent' | 'gave_up' | 'hello' }
   /** The node accepted or refused the command (`result`); for RFID_READ, `message` is its RFID_DATA. */
   | { kind: 'acked'; node: number; id: number; result: Result; detail: number; transmissions: number; rttMs: number; message?: RfidData }
-  /** Not delivered: gave_up after maxTransmissions, offline (node lost or unknown), hello (node reset its state). */
-  | { kind: 'failed'; node: number; id: number; reason: 'gave_up' | 'offline' | 'hello' };
+  /**
+   * Not delivered: gave_up after maxTransmissions, offline (node lost or unknown), hello (node
+   * reset its state), queue_full (maxQueuedCommands of ours already wait for the node; failed at
+   * once and never sent).
+   */
+  | { kind: 'failed'; node: number; id: number; reason: 'gave_up' | 'offline' | 'hello' | 'queue_full' };
 
 export interface LinkOptions {
   /** Bytes for the line, in one Buffer per batch (whole frames). Called on the JS thread. */
@@ -74,6 +78,8 @@ export interface LinkOptions {
   retransmitJitterPercent?: number;
   /** Sent to nodes in WELCOME (50..1000). */
   telemetryPeriodMs?: number;
+  /** Commands per node, the one in flight included (1..4096, default 32); more fail at once with `queue_full`. */
+  maxQueuedCommands?: number;
   /** Default: random per link (a controller start is a new session). */
   controllerSession?: number;
   /** Seeds the jitter (and the session when not given); default random. */
@@ -118,19 +124,24 @@ export interface LinkStats {
   duplicates: number;
   heartbeats: number;
   versionRejected: number;
-  commands: { sent: number; acked: number; failed: number };
+  /** queueFull: of `failed`, the commands refused because the node's queue was full */
+  commands: { sent: number; acked: number; failed: number; queueFull: number };
   /** round trips of commands acknowledged at the first transmission */
   rtt: { samples: number; p50Ms: number; p99Ms: number; maxMs: number };
   nodes: NodeStats[];
+  /** CPU time (user + system) used by the link's thread ("wh-link"): decoding, timers, encoding */
+  threadCpuMs: number;
+  /** CPU time on the JS thread turning the link's output into Buffers and event objects (the callbacks excluded) */
+  deliverCpuMs: number;
 }
 
 export interface Link {
   /** Bytes read from the line, in any chunking. Ignored after close(). */
   receive(bytes: Uint8Array): void;
   /**
-   * Queues a command for a node (FIFO per node, one in flight) and returns its id; its outcome
-   * comes as an `acked` or `failed` event with that id. Throws on a malformed message, a value
-   * out of its range, a bad address, or after close().
+   * Queues a command for a node (FIFO per node, one in flight, at most maxQueuedCommands) and
+   * returns its id; its outcome comes as an `acked` or `failed` event with that id. Throws on a
+   * malformed message, a value out of its range, a bad address, or after close().
    */
   send(node: number, message: Command): number;
   stats(): LinkStats;

@@ -6,7 +6,7 @@
  */
 import type { Frame, LedStep } from '../link/protocol/messages.js';
 import type { SiteBalcony } from '../domain/site/load.js';
-import { NodeEndpoint, type NodeModel, type Reply } from './endpoint.js';
+import { NodeEndpoint, type ExecutedCommand, type NodeModel, type Reply } from './endpoint.js';
 import type { Random } from './random.js';
 
 export const LED_ADDRESS_BASE = 0x1000;
@@ -34,6 +34,8 @@ export interface BalconySnapshot {
   sequences: number;
   /** colour each channel shows now, [r, g, b] */
   channels: [number, number, number][];
+  /** commands executed since boot, retransmissions answered without executing, the last commands (endpoint.ts) */
+  executed: { total: number; duplicates: number; last: ExecutedCommand[] };
 }
 
 function cycleMs(steps: LedStep[]): number {
@@ -105,6 +107,7 @@ export class SimBalcony implements NodeModel {
     return {
       id: this.id, address: this.endpoint.address, welcomed: this.endpoint.welcomed, link_lost: this.endpoint.linkLost,
       sequences: this.sequences, channels: this.channels.map((_, i) => this.colour(i, now)),
+      executed: { total: this.endpoint.counters.commands, duplicates: this.endpoint.counters.duplicates, last: [...this.endpoint.executed] },
     };
   }
 }

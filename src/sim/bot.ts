@@ -6,7 +6,7 @@
  */
 import type { Frame, Heading, LiftState, Message, Motion, RfidWriteMode, Segment } from '../link/protocol/messages.js';
 import type { BotLayout } from '../domain/site/layout.js';
-import { NodeEndpoint, type LinkLossReason, type NodeModel, type Reply } from './endpoint.js';
+import { NodeEndpoint, type ExecutedCommand, type LinkLossReason, type NodeModel, type Reply } from './endpoint.js';
 import { EXTRA_TELEMETRY_GAP_MS, type BotFigures } from './figures.js';
 import { FAULTS, LINK_LOST_FLAG, fault, type FaultDefinition } from './fault-table.js';
 import { betweenCells, invalidStep, planStep, replan, segmentEnd, type StepRun } from './motion.js';
@@ -55,6 +55,8 @@ export interface BotSnapshot {
   welcomed: boolean;
   link_lost: boolean;
   counters: BotCounters;
+  /** commands executed since boot, retransmissions answered without executing, the last commands (endpoint.ts) */
+  executed: { total: number; duplicates: number; last: ExecutedCommand[] };
 }
 
 export class SimBot implements NodeModel {
@@ -112,6 +114,7 @@ export class SimBot implements NodeModel {
       id: this.id, x: this.x, y: this.y, heading: this.heading, lift: this.lift, carrier: this.carrier ?? null,
       charging: this.charging, motion: this.motion, battery: Math.round(this.battery), faults: this.faultFlags(),
       welcomed: this.endpoint.welcomed, link_lost: this.endpoint.linkLost, counters: { ...this.counters },
+      executed: { total: this.endpoint.counters.commands, duplicates: this.endpoint.counters.duplicates, last: [...this.endpoint.executed] },
     };
   }
 

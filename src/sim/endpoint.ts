@@ -21,6 +21,19 @@ export interface NodeModel {
   welcomed(now: number, afterLoss: boolean): void;
 }
 
+/**
+ * A command the node model executed (duplicates never are), as the controller's tests check
+ * them: exactly once and in the order sent.
+ */
+export interface ExecutedCommand {
+  type: MessageType;
+  /** the command's own identifier where it has one: SEGMENT's segment, LED_SEQUENCE's channel */
+  ref?: number;
+}
+
+/** Executed commands kept per node (the oldest go first); `counters.commands` counts them all. */
+export const EXECUTED_LOG_LENGTH = 256;
+
 /** HELLO retry after VERSION_UNSUPPORTED (PROTOCOL.md 9). */
 const VERSION_RETRY_MS = 10_000;
 
@@ -60,6 +73,8 @@ export class NodeEndpoint {
   readonly counters: EndpointCounters = {
     hellos: 0, welcomes: 0, commands: 0, duplicates: 0, retransmissions: 0, gave_up: 0, link_losses: 0, not_welcomed: 0,
   };
+  /** the last EXECUTED_LOG_LENGTH commands executed, oldest first */
+  readonly executed: ExecutedCommand[] = [];
   /** a WELCOME for this session has been received since boot (telemetry may flow) */
   everWelcomed = false;
   /** welcomed and not lost since: commands are accepted */
@@ -149,6 +164,8 @@ export class NodeEndpoint {
       reply = { result: 'NOT_WELCOMED' };
     } else {
       this.counters.commands++;
+      this.executed.push(executedOf(m));
+      if (this.executed.length > EXECUTED_LOG_LENGTH) this.executed.shift();
       reply = this.model!.command(frame, now);
     }
     this.answer(frame.seq, m.type, reply);
@@ -268,4 +285,10 @@ export class NodeEndpoint {
     this.seq = (this.seq + 1) & 0xff;
     return s;
   }
+}
+
+function executedOf(m: Message): ExecutedCommand {
+  if (m.type === 'SEGMENT') return { type: m.type, ref: m.segment };
+  if (m.type === 'LED_SEQUENCE') return { type: m.type, ref: m.channel };
+  return { type: m.type };
 }

@@ -34,11 +34,12 @@ export interface LevelSnapshot {
 
 export class SimLevel {
   readonly id: number;
-  readonly path: string;
   readonly bots = new Map<number, SimBot>();
   readonly balconies = new Map<number, SimBalcony>();
   private knobs: LinkKnobs;
-  private readonly line: PtyLine;
+  private line: PtyLine;
+  private unplugged = false;
+  private closed = false;
   private readonly decoder = new FrameDecoder();
   private readonly uplink: Impairment;
   private readonly downlink: Impairment;
@@ -50,7 +51,6 @@ export class SimLevel {
     this.id = level.id;
     this.knobs = knobs;
     this.line = new PtyLine((bytes) => this.splitter.push(bytes));
-    this.path = this.line.path;
     this.uplink = new Impairment('uplink', rng.fork(1), () => this.knobs, (wire) => this.line.write(wire));
     this.downlink = new Impairment('downlink', rng.fork(2), () => this.knobs, (wire) => this.route(wire));
     this.splitter = new WireSplitter((wire) => this.downlink.pass(wire));
@@ -61,6 +61,29 @@ export class SimLevel {
     for (const b of level.balconies) this.balconies.set(b.id, new SimBalcony(b, rng.fork(0x2000 + b.id), send));
     for (const n of this.nodes()) n.start();
     this.timer = setInterval(() => this.tick(), TICK_MS);
+  }
+
+  /** The pty slave the controller opens as the level's serial device. */
+  get path(): string {
+    return this.line.path;
+  }
+
+  /**
+   * Pulls the gateway's cable for `downMs`: closes the pty (the device disappears and a
+   * controller holding it sees a hangup), then opens a new one and resolves with its path. A
+   * new pty usually gets another number, as a replugged USB adapter may come back as another
+   * ttyUSBn: a controller follows it through a symlink (udev's /dev/serial/by-id). The nodes
+   * keep running meanwhile; what they send is lost, and they lose the link after 1 s.
+   */
+  async unplug(downMs: number): Promise<string> {
+    if (this.unplugged) throw new Error(`level ${this.id}: the gateway is already unplugged`);
+    this.unplugged = true;
+    this.line.close();
+    await new Promise((resolve) => setTimeout(resolve, downMs));
+    this.unplugged = false;
+    if (this.closed) throw new Error(`level ${this.id}: the simulator stopped meanwhile`);
+    this.line = new PtyLine((bytes) => this.splitter.push(bytes));
+    return this.line.path;
   }
 
   setKnobs(change: Partial<LinkKnobs>): LinkKnobs {
@@ -87,6 +110,7 @@ export class SimLevel {
   }
 
   close(): void {
+    this.closed = true;
     clearInterval(this.timer);
     for (const n of this.nodes()) n.endpoint.stop();
     this.uplink.stop();

@@ -10,6 +10,8 @@ export type SimRequest =
   | { op: 'knobs'; knobs: Partial<LinkKnobs>; level_id?: number }
   | { op: 'fault'; level_id: number; bot: number; code: number; detail?: number; clear_after_ms?: number }
   | { op: 'snapshot' }
+  /** pulls a level's gateway cable for down_ms; the reply's result is the level's snapshot once it is back (new path) */
+  | { op: 'unplug'; level_id: number; down_ms: number }
   | { op: 'stop' };
 
 export type ToChild = { type: 'request'; id: number; request: SimRequest };

@@ -39,7 +39,7 @@ function shutdown(code: number): void {
   process.exit(code);
 }
 
-function handle(sim: Simulator, r: SimRequest): { result?: LevelSnapshot[] } {
+async function handle(sim: Simulator, r: SimRequest): Promise<{ result?: LevelSnapshot[] }> {
   switch (r.op) {
     case 'knobs':
       sim.setKnobs(r.knobs, r.level_id);
@@ -51,6 +51,12 @@ function handle(sim: Simulator, r: SimRequest): { result?: LevelSnapshot[] } {
       return {};
     case 'snapshot':
       return { result: sim.snapshot() };
+    case 'unplug': {
+      log.info({ level_id: r.level_id, down_ms: r.down_ms }, 'gateway unplugged');
+      const path = await sim.unplug(r.level_id, r.down_ms);
+      log.info({ level_id: r.level_id, path }, 'gateway plugged in again');
+      return { result: sim.snapshot().filter((l) => l.level_id === r.level_id) };
+    }
     case 'stop':
       return {}; // the message handler exits once this reply is out
   }
@@ -71,13 +77,13 @@ try {
 
 process.on('message', (raw: ToChild) => {
   if (raw?.type !== 'request' || !sim) return;
-  try {
-    const { result } = handle(sim, raw.request);
-    const stop = raw.request.op === 'stop';
-    send({ type: 'reply', id: raw.id, ok: true, ...(result ? { result } : {}) }, stop ? () => shutdown(0) : undefined);
-  } catch (err) {
-    send({ type: 'reply', id: raw.id, ok: false, error: err instanceof Error ? err.message : String(err) });
-  }
+  handle(sim, raw.request).then(
+    ({ result }) => {
+      const stop = raw.request.op === 'stop';
+      send({ type: 'reply', id: raw.id, ok: true, ...(result ? { result } : {}) }, stop ? () => shutdown(0) : undefined);
+    },
+    (err: unknown) => send({ type: 'reply', id: raw.id, ok: false, error: err instanceof Error ? err.message : String(err) }),
+  );
 });
 process.on('disconnect', () => {
   log.info('parent gone; stopping');

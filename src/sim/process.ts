@@ -27,6 +27,11 @@ export interface SimulatorProcess {
   setKnobs(knobs: Partial<LinkKnobs>, levelId?: number): Promise<void>;
   injectFault(levelId: number, bot: number, code: number, options?: { detail?: number; clearAfterMs?: number }): Promise<void>;
   snapshot(): Promise<LevelSnapshot[]>;
+  /**
+   * Pulls a level's gateway cable for `downMs` (its pty closes) and plugs it in again on a new
+   * pty; resolves with the new path, which `devices` then holds too.
+   */
+  unplug(levelId: number, downMs: number): Promise<string>;
   /** Asks the child to stop; kills it if it has not exited within `graceMs`. */
   stop(graceMs?: number): Promise<void>;
 }
@@ -79,7 +84,7 @@ class ChildSimulator implements SimulatorProcess {
   constructor(
     private readonly child: ChildProcess,
     readonly seed: number,
-    readonly devices: ReadonlyMap<number, string>,
+    readonly devices: Map<number, string>,
     readonly exited: Promise<number | string>,
   ) {
     this.pid = child.pid!;
@@ -107,6 +112,13 @@ class ChildSimulator implements SimulatorProcess {
 
   async snapshot(): Promise<LevelSnapshot[]> {
     return (await this.request({ op: 'snapshot' })) ?? [];
+  }
+
+  async unplug(levelId: number, downMs: number): Promise<string> {
+    const [level] = (await this.request({ op: 'unplug', level_id: levelId, down_ms: downMs })) ?? [];
+    if (!level) throw new Error(`simulator: no level ${levelId} after unplug`);
+    this.devices.set(levelId, level.path);
+    return level.path;
   }
 
   async stop(graceMs = 2000): Promise<void> {

@@ -66,6 +66,12 @@ export class Simulator {
     level!.injectFault(bot, code, detail, clearAfterMs);
   }
 
+  /** Unplugs a level's gateway for `downMs` (SimLevel.unplug); resolves with its new device path. */
+  unplug(levelId: number, downMs: number): Promise<string> {
+    const [level] = this.pick(levelId);
+    return level!.unplug(downMs);
+  }
+
   snapshot(): LevelSnapshot[] {
     return [...this.levels.values()].map((l) => l.snapshot());
   }

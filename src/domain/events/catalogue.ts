@@ -22,7 +22,7 @@ export interface EventKind {
 
 const kind = (component: string, severity: number, hex: string, title: string): EventKind => ({ component, severity, hex, title });
 
-/** The catalogue; codes are never reused for another meaning. 0x1xxx system, 0x2xxx auth, 0x3xxx settings, 0x4xxx inventory. */
+/** The catalogue; codes are never reused for another meaning. 0x1xxx system, 0x2xxx auth, 0x3xxx settings, 0x4xxx inventory, 0x6xxx requests and jobs, 0x7xxx bots and the brain. */
 export const EVENT = {
   started: kind('system', SEVERITY.notice, '0x1001', 'Controller started'),
   stopping: kind('system', SEVERITY.notice, '0x1002', 'Controller stopping'),
@@ -42,6 +42,21 @@ export const EVENT = {
   settingChanged: kind('settings', SEVERITY.notice, '0x3001', 'Setting changed'),
   settingReset: kind('settings', SEVERITY.notice, '0x3002', 'Setting restored to its default'),
   skuDeleted: kind('inventory', SEVERITY.info, '0x4001', 'SKU deleted'),
+  requestCreated: kind('requests', SEVERITY.info, '0x6001', 'Request accepted'),
+  requestRefused: kind('requests', SEVERITY.warning, '0x6002', 'Request aborted by validation'),
+  requestStatus: kind('requests', SEVERITY.info, '0x6003', 'Request status changed'),
+  jobStatus: kind('jobs', SEVERITY.debug, '0x6004', 'Job status changed'),
+  jobAborted: kind('jobs', SEVERITY.error, '0x6005', 'Job aborted'),
+  cancelRequested: kind('requests', SEVERITY.notice, '0x6006', 'Request cancellation asked'),
+  jobTriggered: kind('jobs', SEVERITY.info, '0x6007', 'Work at a balcony confirmed'),
+  botFault: kind('bots', SEVERITY.error, '0x7001', 'Bot fault'),
+  botOffline: kind('bots', SEVERITY.warning, '0x7002', 'Bot link lost'),
+  botOnline: kind('bots', SEVERITY.info, '0x7003', 'Bot link up'),
+  storageStatus: kind('system', SEVERITY.notice, '0x7004', 'Storage status changed'),
+  brainRestarted: kind('system', SEVERITY.notice, '0x7005', 'Brain restarted'),
+  botOnboarded: kind('bots', SEVERITY.notice, '0x7006', 'Bot onboarded'),
+  botOffboarded: kind('bots', SEVERITY.notice, '0x7007', 'Bot offboarded'),
+  botsDeleted: kind('bots', SEVERITY.warning, '0x7008', 'Bots removed from the database'),
 } as const;
 
 /** Every kind, for documentation and tests. */

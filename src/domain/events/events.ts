@@ -122,6 +122,11 @@ export class Events {
     return () => clearInterval(timer);
   }
 
+  /** Tells listeners of an event another thread committed (the brain's worker). */
+  announce(event: EventRecord): void {
+    this.publish(event);
+  }
+
   private publish(event: EventRecord): void {
     for (const listener of this.listeners) listener(event);
   }

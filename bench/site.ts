@@ -1,0 +1,166 @@
+// npm run bench:site [-- --sites demo,large --minutes 60 --speed 10 --pick-seconds 6 --seed 3 --open-per-balcony 3]
+//
+// The whole controller on a simulated site, through the real API, link, planner and simulator:
+// a stream of fulfillment requests keeps every balcony supplied; a driver acting as the people
+// at the balconies confirms each waiting job after a modelled time (pick: `pick-seconds` per
+// item; check and packing: 3 s). The site runs `speed` times faster than real time
+// (WAREHOUSE_SIM_SPEED: the bots' figures shrink, the protocol's timing does not); the figures
+// below are in simulated time.
+//
+// Printed per site:
+//   carriers presented per balcony per hour   RETRIEVING jobs that ended at the balcony
+//   balcony idle share                         time with no job waiting for a person there
+//   bot utilisation                            share of bot-time with a bot job in motion
+//   request lead time p50/p95                  request created -> SUCCEEDED
+//   balcony-bound limit                        carriers per hour if a balcony never waited:
+//                                              3600 / mean person time per presented carrier
+// Target (issue 8): balconies busy >= 90% of the time while bots are enough.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { startApp, type App } from '../src/app.js';
+import { loadConfig } from '../src/config/config.js';
+import { generateSite } from '../src/domain/site/generate.js';
+import { createLogger } from '../src/log/logger.js';
+import { Client } from '../test/helpers/client.js';
+
+const { values: args } = parseArgs({
+  options: {
+    sites: { type: 'string', default: 'demo,large' },
+    minutes: { type: 'string', default: '60' },
+    speed: { type: 'string', default: '10' },
+    'pick-seconds': { type: 'string', default: '6' },
+    'open-per-balcony': { type: 'string', default: '3' },
+    seed: { type: 'string', default: '3' },
+  },
+});
+const speed = Number(args.speed);
+const simMinutes = Number(args.minutes);
+const pickSeconds = Number(args['pick-seconds']);
+const openPerBalcony = Number(args['open-per-balcony']);
+let seed = Number(args.seed) >>> 0 || 1;
+const random = () => {
+  seed ^= seed << 13;
+  seed >>>= 0;
+  seed ^= seed >>> 17;
+  seed ^= seed << 5;
+  seed >>>= 0;
+  return seed / 0x100000000;
+};
+
+interface Job { id: string; type: string; status: string; balcony_id: number | null; quantity: number | null; bot_id: number | null; details: Record<string, unknown>; request_id: string }
+
+async function runSite(name: string): Promise<void> {
+  const stateDir = mkdtempSync(path.join(tmpdir(), 'wh-bench-site-'));
+  let sitePath = 'demo';
+  if (name === 'large') {
+    sitePath = path.join(stateDir, 'site.json');
+    writeFileSync(sitePath, JSON.stringify(generateSite({
+      name: 'bench:site large', levels: 1, spacesPerLevel: 4000, balconiesPerLevel: 6, chargersPerLevel: 6, botsPerLevel: 40,
+      carrierFill: 0.7, boxesPerCarrier: 3, skus: 300, seed: 5,
+    })));
+  }
+  const config = loadConfig({ WAREHOUSE_STATE_DIR: stateDir, WAREHOUSE_PORT: '0', WAREHOUSE_SITE: sitePath, WAREHOUSE_SIM_SPEED: String(speed), WAREHOUSE_LOG_LEVEL: 'warn' });
+  const app: App = await startApp(config, createLogger('warn'));
+  const key = JSON.parse(readFileSync(path.join(stateDir, 'bootstrap-admin.json'), 'utf8')).api_key as string;
+  const c = new Client(app.port, readFileSync(app.tls.certFile), key);
+  const balconies = app.site.balconies.map((b) => b.id);
+  const botCount = app.site.levels.reduce((n, l) => n + l.bots.length, 0);
+  const skus = (await c.get('/api/v2/skus?size=1000&total_quantity__gte=1')).json.items.map((s: { id: string }) => s.id) as string[];
+
+  const realMs = (simMinutes * 60_000) / speed;
+  const started = Date.now();
+  const simNow = () => ((Date.now() - started) * speed) / 1000; // simulated seconds
+  const waitingSince = new Map<string, number>(); // job id -> when the person started on it (sim s)
+  const busy = new Map<number, number>(); // balcony -> busy sim seconds
+  const presented = new Map<number, number>();
+  const personTime: number[] = [];
+  const leadTimes: number[] = [];
+  const created = new Map<string, number>();
+  let botBusySamples = 0;
+  let samples = 0;
+  let lastSample = simNow();
+  const seenRetrieved = new Set<string>();
+  /** Why ready jobs waited, counted over the samples: the answer to "what limits it?". */
+  const waits = new Map<string, number>();
+
+  while (Date.now() - started < realMs) {
+    // Keep the balconies supplied: open requests up to `openPerBalcony` per balcony.
+    const open = (await c.get('/api/v2/requests?status__in=CREATED&status__in=ACCEPTED&status__in=EXECUTING&type__eq=FULFILLMENT&size=1')).json.total as number;
+    for (let i = open; i < openPerBalcony * balconies.length; i++) {
+      const lines = 1 + Math.floor(random() * 2);
+      const entities = Array.from({ length: lines }, () => ({ sku_id: skus[Math.floor(random() * skus.length)]!, quantity: 1 + Math.floor(random() * 2) }));
+      const unique = [...new Map(entities.map((e) => [e.sku_id, e])).values()];
+      const r = await c.request('/api/v2/requests', { method: 'POST', json: { type: 'FULFILLMENT', entities: unique } });
+      if (r.status === 201) created.set(r.json.id, simNow());
+    }
+    // The people: confirm jobs whose modelled time has passed.
+    const executing = (await c.get('/api/v2/jobs?status__eq=EXECUTING&size=1000')).json.items as Job[];
+    const now = simNow();
+    const dt = now - lastSample;
+    lastSample = now;
+    const busyBalconies = new Set<number>();
+    let botsMoving = 0;
+    for (const j of executing) {
+      if (j.details.waiting_for !== 'trigger') {
+        if (j.bot_id !== null) botsMoving++;
+        continue;
+      }
+      if (j.balcony_id !== null) busyBalconies.add(j.balcony_id);
+      const since = waitingSince.get(j.id) ?? now;
+      waitingSince.set(j.id, since);
+      const needs = j.type === 'PICKING' ? pickSeconds * (j.quantity ?? 1) : 3;
+      if (now - since >= needs) {
+        const t = await c.request(`/api/v2/trigger/${j.id}`, { method: 'POST', json: {} });
+        if (t.status === 200) personTime.push(needs);
+        waitingSince.delete(j.id);
+      }
+    }
+    for (const b of busyBalconies) busy.set(b, (busy.get(b) ?? 0) + dt);
+    botBusySamples += (botsMoving / botCount) * dt;
+    samples += dt;
+    for (const j of (await c.get('/api/v2/jobs?status__eq=ACCEPTED&size=1000')).json.items as Job[]) {
+      const why = `${j.type}: ${String(j.details.waiting_for ?? 'not yet looked at')}`;
+      waits.set(why, (waits.get(why) ?? 0) + 1);
+    }
+    // Carriers presented: RETRIEVING jobs that succeeded.
+    const retrieved = (await c.get('/api/v2/jobs?type__eq=RETRIEVING&status__eq=SUCCEEDED&size=1000&sort_by=-updated_at')).json.items as Job[];
+    for (const j of retrieved) {
+      if (seenRetrieved.has(j.id) || j.balcony_id === null) continue;
+      seenRetrieved.add(j.id);
+      presented.set(j.balcony_id, (presented.get(j.balcony_id) ?? 0) + 1);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const done = (await c.get('/api/v2/requests?status__eq=SUCCEEDED&type__eq=FULFILLMENT&size=1000')).json.items as { id: string; updated_at_utc: string }[];
+  for (const r of done) {
+    const at = created.get(r.id);
+    if (at !== undefined) leadTimes.push(((Date.parse(r.updated_at_utc) - started) * speed) / 1000 - at);
+  }
+  const hours = simNow() / 3600;
+  const perBalcony = balconies.map((b) => (presented.get(b) ?? 0) / hours);
+  const idle = balconies.map((b) => 1 - (busy.get(b) ?? 0) / simNow());
+  const meanPerson = personTime.length > 0 ? personTime.reduce((a, b) => a + b, 0) / Math.max(1, seenRetrieved.size) : NaN;
+  const pct = (list: number[], p: number) => {
+    const s = [...list].sort((a, b) => a - b);
+    return s.length === 0 ? NaN : s[Math.min(s.length - 1, Math.floor(p * s.length))]!;
+  };
+  console.log(`\n== ${name}: ${balconies.length} balconies, ${botCount} bots, ${simMinutes} simulated minutes at ${speed}x (${(realMs / 1000).toFixed(0)} s real)`);
+  console.log(`carriers presented per balcony per hour  mean ${avg(perBalcony).toFixed(1)}  (${perBalcony.map((v) => v.toFixed(0)).join(', ')})`);
+  console.log(`balcony idle share                       mean ${(avg(idle) * 100).toFixed(1)} %  -> busy ${((1 - avg(idle)) * 100).toFixed(1)} % (target >= 90 %)`);
+  console.log(`bot utilisation                          ${((botBusySamples / samples) * 100).toFixed(1)} %`);
+  console.log(`request lead time                        p50 ${pct(leadTimes, 0.5).toFixed(0)} s  p95 ${pct(leadTimes, 0.95).toFixed(0)} s  (${leadTimes.length} requests done)`);
+  console.log(`balcony-bound limit                      ${(3600 / meanPerson).toFixed(1)} carriers per balcony per hour (mean person time ${meanPerson.toFixed(1)} s per carrier)`);
+  const waitTotal = [...waits.values()].reduce((a, b) => a + b, 0);
+  console.log(`ready jobs waiting, by reason (share of samples): ${[...waits].sort((a, b) => b[1] - a[1]).slice(0, 6).map(([k, v]) => `${k} ${((v / waitTotal) * 100).toFixed(0)} %`).join(', ')}`);
+  c.close();
+  await app.close();
+  rmSync(stateDir, { recursive: true, force: true });
+}
+
+function avg(list: number[]): number {
+  return list.length === 0 ? NaN : list.reduce((a, b) => a + b, 0) / list.length;
+}
+
+for (const name of args.sites!.split(',')) await runSite(name);

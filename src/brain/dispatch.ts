@@ -1,0 +1,373 @@
+/**
+ * Dispatch of one level: on every pass it takes the level's ready jobs (ACCEPTED) in order of
+ * priority (above 10 first, spec 3.4), then age, and starts what can start: a person's job
+ * waits at its balcony for the trigger, a bot job gets a free target (a balcony port, a
+ * storage space, a buffer, a charger) and the nearest idle bot, and runs through the level's
+ * motion. A job that cannot start says why in its `details`.
+ */
+import type { Logger } from '../log/logger.js';
+import { carriers, positionKey, type CarrierRecord } from '../domain/inventory/records.js';
+import type { Inventory } from '../domain/inventory/inventory.js';
+import { carriersInFront } from '../domain/inventory/lane.js';
+import { BOT_JOBS, PERSON_JOBS, type JobDetails, type JobRecord } from '../domain/requests/records.js';
+import type { Requests } from '../domain/requests/requests.js';
+import type { Cell, Site, SiteLevel } from '../domain/site/load.js';
+import type { Store } from '../store/store.js';
+import type { Arrival, LevelMotion, MotionBot } from './motion.js';
+
+export interface DispatchDeps {
+  store: Store;
+  site: Site;
+  requests: Requests;
+  inventory: Inventory;
+  logger: Logger;
+  paused: () => boolean;
+  /** Battery percent under which an idle bot is sent to charge. */
+  chargeBelow: () => number;
+}
+
+/** Jobs that move a carrier: to the carrier, lift, to the target, lower. */
+const CARRIER_JOBS = new Set(['RETRIEVING', 'STORING', 'BUFFERING']);
+/**
+ * Retrievals a balcony may have on their way beyond its free positions: their bots fetch the
+ * carrier and wait with it until a position frees, so the next carrier is near when the
+ * person is done (a position reserved for the whole trip leaves people waiting).
+ */
+const QUEUE_PER_BALCONY = 2;
+/** How often a bot holding a carrier for a full balcony looks for a free position. */
+const PORT_POLL_MS = 200;
+
+export class LevelDispatcher {
+  private readonly level: SiteLevel;
+  /** Bot jobs running now, by job id, with the bot that runs them. */
+  private readonly running = new Map<string, number>();
+  /** Set when the brain stops: outcomes of motion still under way are left to the next brain. */
+  private stopped = false;
+
+  constructor(
+    private readonly deps: DispatchDeps,
+    levelId: number,
+    private readonly motion: LevelMotion | undefined,
+  ) {
+    this.level = deps.site.level(levelId)!;
+  }
+
+  /** Stops recording outcomes: a restarted brain resumes the jobs from the store and the bots. */
+  stop(): void {
+    this.stopped = true;
+  }
+
+  /** One dispatch pass; the caller runs passes one at a time. */
+  async pass(): Promise<void> {
+    const open = this.deps.requests.openJobs(this.level.id);
+    await this.resume(open);
+    const ready = this.order(open.filter((j) => j.status === 'ACCEPTED'));
+    const changes: (() => void)[] = [];
+    const claimed = new Set<string>();
+    const botsTaken = new Set<number>(this.running.values());
+    for (const job of ready) {
+      if (PERSON_JOBS.has(job.type)) changes.push(() => this.atBalcony(job));
+      else if (BOT_JOBS.has(job.type)) {
+        const start = this.plan(job, claimed, botsTaken);
+        changes.push(start);
+      }
+    }
+    if (changes.length === 0) return;
+    const started = await this.deps.requests.write(() => {
+      const out: JobRecord[] = [];
+      for (const change of changes) {
+        const r = change() as JobRecord | undefined;
+        if (r && r.status === 'EXECUTING' && BOT_JOBS.has(r.type)) out.push(r);
+      }
+      return out;
+    });
+    for (const job of started) this.run(job);
+  }
+
+  /** Cancelled bot jobs whose motion never started, and jobs a restart left EXECUTING without a runner. */
+  private async resume(open: JobRecord[]): Promise<void> {
+    for (const job of open) {
+      if (job.status !== 'EXECUTING' && job.status !== 'CANCELLING') continue;
+      if (!BOT_JOBS.has(job.type) || this.running.has(job.id)) continue;
+      if (job.bot_id === null) continue;
+      // After a restart, wait until the bot has reported to this brain's planner.
+      if (!this.motion?.bots().some((b) => b.id === job.bot_id && b.online)) continue;
+      this.run(job);
+    }
+  }
+
+  /**
+   * Carriers leaving a balcony first (they free a port for the next), then priority (higher
+   * first), then the request's arrival, then the job's own order.
+   */
+  private order(list: JobRecord[]): JobRecord[] {
+    const priority = new Map<string, { p: number; c: number }>();
+    const of = (j: JobRecord) => {
+      let v = priority.get(j.request_id);
+      if (!v) {
+        const r = this.deps.requests.request(j.request_id);
+        v = { p: r.priority, c: r.counter };
+        priority.set(j.request_id, v);
+      }
+      return v;
+    };
+    const leaving = (j: JobRecord) => (j.type === 'STORING' && this.balconyOfCarrier(j) !== undefined ? 0 : 1);
+    return list.sort((a, b) => leaving(a) - leaving(b) || of(b).p - of(a).p || of(a).c - of(b).c || a.seq - b.seq);
+  }
+
+  /** A person's job starts waiting for its trigger at the balcony where its carrier stands. */
+  private atBalcony(job: JobRecord): JobRecord {
+    const balcony = job.balcony_id ?? this.balconyOfCarrier(job) ?? this.lastBalcony(job) ?? job.balcony_ids[0] ?? null;
+    return this.deps.requests.moveJob(job, 'EXECUTING', {
+      balcony_id: balcony,
+      details: { ...job.details, waiting_for: 'trigger', reason: `waiting for a person at balcony ${balcony ?? '(any)'}: POST /api/v2/trigger/${job.id}` },
+    });
+  }
+
+  private balconyOfCarrier(job: JobRecord): number | undefined {
+    if (!job.carrier_id) return undefined;
+    const c = this.deps.store.collection(carriers).get(job.carrier_id);
+    if (!c) return undefined;
+    return this.level.balconies.find((b) => b.ports.some((p) => p.x === c.x && p.y === c.y))?.id;
+  }
+
+  /** PACKING: the balcony of its request's last worked job. */
+  private lastBalcony(job: JobRecord): number | undefined {
+    const parents = job.parent_job_ids.map((id) => this.deps.requests.findJob(id)).filter((j): j is JobRecord => j !== undefined);
+    return parents.map((p) => p.balcony_id).filter((b): b is number => b !== null).at(-1);
+  }
+
+  /** Decides how a bot job starts; returns the change to run in the pass's write. */
+  private plan(job: JobRecord, claimed: Set<string>, botsTaken: Set<number>): () => JobRecord {
+    const wait = (details: JobDetails) => () => this.deps.requests.explain(job, details);
+    if (this.deps.paused()) return wait({ waiting_for: 'system_paused', reason: 'the system is paused (POST a RESUME request)' });
+    if (!this.motion) return wait({ waiting_for: 'bot', reason: 'no bots: the radio lines of this level are not running' });
+    let carrier: CarrierRecord | undefined;
+    if (job.carrier_id && CARRIER_JOBS.has(job.type)) {
+      carrier = this.deps.store.collection(carriers).get(job.carrier_id);
+      if (!carrier) return wait({ waiting_for: 'parents', reason: `carrier ${job.carrier_id} is not placed yet` });
+      if (claimed.has(`c:${carrier.id}`) || this.carrierInMotion(carrier.id, job.id)) return wait({ waiting_for: 'bot_motion', reason: `carrier ${carrier.id} is being moved by another job` });
+      const blocked = carriersInFront(this.deps.store, this.level, carrier).map((c) => c.id);
+      if (job.type === 'RETRIEVING' && blocked.length > 0) return wait({ waiting_for: 'carriers_in_front', reason: `carriers in front in its lane: ${blocked.join(', ')}` });
+    }
+    const target = this.target(job, carrier, claimed);
+    if ('wait' in target) return wait(target.wait);
+    const found = carrier && this.onBoard(carrier) ? this.carrierBot(carrier, botsTaken) : this.bot(job, carrier ?? null, botsTaken);
+    if ('wait' in found) return wait(found.wait);
+    const bot = found.bot;
+    if (target.cell) claimed.add(`t:${target.cell.x}:${target.cell.y}`);
+    if (carrier) claimed.add(`c:${carrier.id}`);
+    botsTaken.add(bot.id);
+    return () => this.deps.requests.moveJob(job, 'EXECUTING', {
+      bot_id: bot.id, balcony_id: target.balcony ?? job.balcony_id, target: target.cell,
+      details: { ...job.details, waiting_for: 'bot_motion', reason: `bot ${bot.id} is on its way`, phase: carrier ? 'to_carrier' : 'to_target' },
+    }, `bot ${bot.id}, target ${target.cell ? `${target.cell.x},${target.cell.y}` : 'the first free balcony position'}`);
+  }
+
+  /** Where a job takes its carrier or bot, or why there is no such place now. */
+  /** A free position at one of the job's balconies. */
+  private freePort(job: JobRecord, free: (c: Cell) => boolean): { cell: Cell; balcony: number } | undefined {
+    for (const b of this.level.balconies) {
+      if (!job.balcony_ids.includes(b.id)) continue;
+      const port = b.ports.find(free);
+      if (port) return { cell: port, balcony: b.id };
+    }
+    return undefined;
+  }
+
+  /** Retrievals on their way to these balconies without a position yet. */
+  private queued(balconyIds: number[]): number {
+    return this.deps.requests.openJobs(this.level.id)
+      .filter((j) => j.type === 'RETRIEVING' && j.status === 'EXECUTING' && j.target === null && j.balcony_ids.some((b) => balconyIds.includes(b))).length;
+  }
+
+  /** Where a job takes its carrier or bot (null: a balcony position, found once the carrier is lifted), or why there is no such place now. */
+  private target(job: JobRecord, carrier: CarrierRecord | undefined, claimed: Set<string>): { cell: Cell | null; balcony?: number } | { wait: JobDetails } {
+    const free = (c: Cell) => !claimed.has(`t:${c.x}:${c.y}`) && !this.occupied(c) && !this.targeted(c, job.id);
+    switch (job.type) {
+      case 'RETRIEVING':
+      case 'OFFBOARDING_BC': {
+        const port = this.freePort(job, free);
+        if (port) return port;
+        if (job.type === 'RETRIEVING' && this.queued(job.balcony_ids) < QUEUE_PER_BALCONY * job.balcony_ids.length) return { cell: null };
+        return { wait: { waiting_for: 'balcony', reason: `no free position at balcony ${job.balcony_ids.join(', ')}` } };
+      }
+      case 'STORING': {
+        const space = this.freeSpace(carrier, free);
+        return space ? { cell: space } : { wait: { waiting_for: 'storage_space', reason: 'no free storage space on the level' } };
+      }
+      case 'BUFFERING': {
+        const buffer = this.level.buffers.find(free);
+        return buffer ? { cell: buffer } : { wait: { waiting_for: 'storage_space', reason: 'no free buffer space on the level' } };
+      }
+      case 'CHARGING': {
+        const charger = this.level.chargers.find(free);
+        return charger ? { cell: charger } : { wait: { waiting_for: 'bot', reason: 'every charger is taken' } };
+      }
+      default: {
+        if (job.target) return { cell: job.target };
+        const bot = this.motion!.bots().find((b) => b.id === job.bot_id);
+        return bot ? { cell: { x: bot.x, y: bot.y } } : { wait: { waiting_for: 'bot', reason: `bot ${job.bot_id} is not on the level` } };
+      }
+    }
+  }
+
+  /** The deepest free space of a lane whose spaces in front are free too, nearest the carrier first. */
+  private freeSpace(carrier: CarrierRecord | undefined, free: (c: Cell) => boolean): Cell | undefined {
+    let best: { cell: Cell; cost: number } | undefined;
+    for (const lane of this.level.lanes) {
+      let pick: Cell | undefined;
+      for (const s of lane.spaces) {
+        if (!free(s)) break;
+        pick = s;
+      }
+      if (!pick) continue;
+      const cost = carrier ? Math.abs(pick.x - carrier.x) + Math.abs(pick.y - carrier.y) : 0;
+      if (!best || cost < best.cost) best = { cell: pick, cost };
+    }
+    return best?.cell;
+  }
+
+  /** The bot a job runs on: its own for bot jobs, else the nearest idle one with battery to spare. */
+  private bot(job: JobRecord, carrier: CarrierRecord | null, taken: Set<number>): { bot: MotionBot } | { wait: JobDetails } {
+    const bots = this.motion!.bots();
+    if (job.bot_id !== null && !CARRIER_JOBS.has(job.type)) {
+      const own = bots.find((b) => b.id === job.bot_id);
+      if (!own) return { wait: { waiting_for: 'bot', reason: `bot ${job.bot_id} is not on the level` } };
+      if (!own.online) return { wait: { waiting_for: 'bot', reason: `bot ${job.bot_id} does not answer on the radio line` } };
+      if (taken.has(own.id) || !own.idle) return { wait: { waiting_for: 'bot', reason: `bot ${job.bot_id} is busy` } };
+      return { bot: own };
+    }
+    const from = carrier ?? { x: 0, y: 0 };
+    let best: MotionBot | undefined;
+    for (const b of bots) {
+      if (!b.online || !b.idle || b.faulted || b.lifted || b.charging || taken.has(b.id) || b.battery < this.deps.chargeBelow()) continue;
+      if (!best || dist(b, from) < dist(best, from)) best = b;
+    }
+    return best ? { bot: best } : { wait: { waiting_for: 'bot', reason: 'no idle bot with enough battery on the level' } };
+  }
+
+  /** The carrier stands on no place for carriers: it is on the bot that stopped with it. */
+  private onBoard(carrier: CarrierRecord): boolean {
+    const kind = this.level.kindAt(carrier.x, carrier.y);
+    return kind !== 'storage' && kind !== 'port' && kind !== 'buffer';
+  }
+
+  /** The bot that holds a carrier on board is the one to take it on, once it can. */
+  private carrierBot(carrier: CarrierRecord, taken: Set<number>): { bot: MotionBot } | { wait: JobDetails } {
+    // Where the bot stopped may be the next cell on from where its fault was reported.
+    const b = this.motion!.bots().find((m) => m.lifted && dist(m, carrier) <= 1);
+    if (!b) return { wait: { waiting_for: 'bot', reason: `carrier ${carrier.id} is on a bot at ${carrier.x},${carrier.y} that does not report: set it down by hand, then onboard the carrier again` } };
+    if (b.faulted || !b.online) return { wait: { waiting_for: 'bot', reason: `carrier ${carrier.id} is on bot ${b.id}, which has a fault or no link; it goes on once the bot is cleared` } };
+    if (taken.has(b.id) || !b.idle) return { wait: { waiting_for: 'bot', reason: `carrier ${carrier.id} is on bot ${b.id}, which is busy` } };
+    return { bot: b };
+  }
+
+  private occupied(c: Cell): boolean {
+    return this.deps.store.collection(carriers).findOne('position', positionKey(this.level.id, c.x, c.y)) !== undefined;
+  }
+
+  /** Another running job goes there. */
+  private targeted(c: Cell, self: string): boolean {
+    for (const j of this.deps.requests.openJobs(this.level.id)) {
+      if (j.id !== self && (j.status === 'EXECUTING' || j.status === 'CANCELLING') && j.target && j.target.x === c.x && j.target.y === c.y) return true;
+    }
+    return false;
+  }
+
+  private carrierInMotion(carrierId: string, self: string): boolean {
+    for (const j of this.deps.requests.openJobs(this.level.id)) {
+      if (j.id !== self && j.carrier_id === carrierId && CARRIER_JOBS.has(j.type) && (j.status === 'EXECUTING' || j.status === 'CANCELLING')) return true;
+    }
+    return false;
+  }
+
+  /** Runs a started bot job to its end; the job ends SUCCEEDED (CANCELLED if cancelled meanwhile) or ABORTED and replaced. */
+  private run(job: JobRecord): void {
+    this.running.set(job.id, job.bot_id!);
+    void this.drive(job)
+      .catch((err: unknown) => this.deps.logger.error({ err, job_id: job.id }, 'bot job failed unexpectedly'))
+      .finally(() => this.running.delete(job.id));
+  }
+
+  private async drive(job: JobRecord): Promise<void> {
+    const motion = this.motion!;
+    const bot = job.bot_id!;
+    // The bot's own lift state decides, not the phase on record: after a restart the bot may
+    // hold the carrier already, or (the site restarted too) not any more.
+    const holding = motion.bots().find((b) => b.id === bot)?.lifted === true;
+    if (job.carrier_id && CARRIER_JOBS.has(job.type) && !holding) {
+      const carrier = this.deps.store.collection(carriers).get(job.carrier_id)!;
+      const lifted = await motion.go(bot, { x: carrier.x, y: carrier.y, then: 'lift' });
+      if (this.stopped) return;
+      if (!lifted.ok) return this.fail(job, lifted.reason);
+      job = await this.deps.requests.write(() => this.deps.requests.updateJob(job, { details: { ...job.details, phase: 'carrying', reason: `bot ${bot} carries ${job.carrier_id}` } }));
+    }
+    if (!job.target) {
+      const placed = await this.waitForPort(job);
+      if (!placed) return;
+      job = placed;
+    }
+    const target = job.target!;
+    const then: Arrival = job.carrier_id && CARRIER_JOBS.has(job.type) ? 'lower'
+      : job.type === 'CHARGING' ? 'charge' : job.type === 'UNCHARGING' ? 'uncharge'
+        : job.type === 'WRITE_RFID_TAG' ? 'rfid_write' : job.type === 'CHECK_RFID_TAG' ? 'rfid_check' : 'none';
+    const arrived = await motion.go(bot, { x: target.x, y: target.y, then });
+    if (this.stopped) return;
+    if (!arrived.ok) return this.fail(job, arrived.reason);
+    await this.deps.requests.write(() => {
+      const current = this.deps.requests.job(job.id);
+      if (job.carrier_id && CARRIER_JOBS.has(job.type)) this.deps.inventory.placeCarrierInWrite(job.carrier_id, this.level.id, target.x, target.y);
+      const details = { ...current.details, waiting_for: undefined, reason: undefined, phase: 'done' };
+      if (current.status === 'CANCELLING') this.deps.requests.moveJob(current, 'CANCELLED', { details });
+      else this.deps.requests.moveJob(current, 'SUCCEEDED', { details });
+      this.deps.requests.settle(current.request_id);
+    });
+  }
+
+  /**
+   * A bot holding a carrier for a full balcony waits until a position frees; higher priority,
+   * then the older request, goes first. Returns the job with its target, or undefined when the
+   * brain stopped or the job was cancelled meanwhile.
+   */
+  private async waitForPort(job: JobRecord): Promise<JobRecord | undefined> {
+    await this.deps.requests.write(() => this.deps.requests.explain(job, { waiting_for: 'balcony', reason: `bot ${job.bot_id} holds ${job.carrier_id} until a position at balcony ${job.balcony_ids.join(', ')} frees` }));
+    for (;;) {
+      if (this.stopped) return undefined;
+      const current = this.deps.requests.job(job.id);
+      if (current.status === 'CANCELLING') {
+        // Cancelled while holding: set the carrier down where it was taken from.
+        const from = this.deps.store.collection(carriers).get(current.carrier_id!)!;
+        return this.deps.requests.write(() => this.deps.requests.updateJob(current, { target: { x: from.x, y: from.y } }));
+      }
+      const waiting = this.order(this.deps.requests.openJobs(this.level.id).filter((j) => j.type === 'RETRIEVING' && j.status !== 'ACCEPTED' && j.target === null && j.details['phase'] === 'carrying'));
+      const first = waiting.find((j) => j.balcony_ids.some((b) => current.balcony_ids.includes(b)));
+      const port = first?.id === current.id ? this.freePort(current, (c) => !this.occupied(c) && !this.targeted(c, current.id)) : undefined;
+      if (port) {
+        return this.deps.requests.write(() => this.deps.requests.updateJob(current, {
+          target: port.cell, balcony_id: port.balcony,
+          details: { ...current.details, waiting_for: 'bot_motion', reason: `bot ${current.bot_id} brings ${current.carrier_id} to balcony ${port.balcony}` },
+        }));
+      }
+      await new Promise((r) => setTimeout(r, PORT_POLL_MS));
+    }
+  }
+
+  private async fail(job: JobRecord, reason: string): Promise<void> {
+    this.deps.logger.warn({ job_id: job.id, bot_id: job.bot_id, reason }, 'bot job aborted; recovering the work');
+    // A bot that stopped holding the carrier has it on board: the store says where it is now.
+    const bot = this.motion!.bots().find((b) => b.id === job.bot_id);
+    const onBoard = job.carrier_id !== null && CARRIER_JOBS.has(job.type) && bot?.lifted === true;
+    await this.deps.requests.write(() => {
+      if (onBoard) this.deps.inventory.placeCarrierInWrite(job.carrier_id!, this.level.id, bot.x, bot.y);
+      const current = this.deps.requests.job(job.id);
+      if (current.status === 'CANCELLING') this.deps.requests.moveJob(current, 'ABORTED', { details: { ...current.details, reason } }, reason);
+      else this.deps.requests.abortJob(current, `bot ${job.bot_id}: ${reason}`, CARRIER_JOBS.has(job.type));
+      this.deps.requests.settle(current.request_id);
+    });
+  }
+}
+
+function dist(a: { x: number; y: number }, b: { x: number; y: number }): number {
+  return Math.abs(a.x - b.x) + Math.abs(a.y - b.y);
+}

@@ -1,0 +1,208 @@
+/**
+ * The main thread's side of the brain: it runs the brain in a worker thread, restarts it there
+ * without touching the API (POST /restart_brain, cancel_all), and bridges what the worker
+ * needs: wake-ups when the API changed requests, settings, bot events from the radio lines and
+ * the commands the worker sends to bots. What the worker commits comes back as messages: the
+ * inventory view and the event stream of the main thread follow.
+ */
+import { Worker } from 'node:worker_threads';
+import type { Config } from '../config/config.js';
+import type { Site } from '../domain/site/load.js';
+import { EVENT } from '../domain/events/catalogue.js';
+import type { Events } from '../domain/events/events.js';
+import type { StorageStatus, SystemControl } from '../domain/system/control.js';
+import type { Logger } from '../log/logger.js';
+import type { SiteLinks } from './links.js';
+import type { BrainInit, BrainSettings, FromBrain, ToBrain } from './messages.js';
+
+export interface BrainHostDeps {
+  config: Config;
+  site: Site;
+  logger: Logger;
+  events: Events;
+  links: SiteLinks | undefined;
+  settings: () => BrainSettings;
+  /** The worker committed changes to these carriers and SKUs. */
+  refresh: (carriers: string[], skus: string[]) => void;
+  /** How long a graceful stop may take before the thread is terminated. */
+  stopTimeoutMs?: number;
+}
+
+/**
+ * The worker runs dist/brain/worker.js; from sources (tests, benchmarks) it runs worker.ts
+ * through tsx, whose loader a worker does not always inherit from `--import tsx`.
+ */
+function spawnWorker(init: BrainInit): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./worker.js', import.meta.url), { workerData: init });
+  const entry = new URL('./worker.ts', import.meta.url).href;
+  const boot = `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); })`;
+  return new Worker(boot, { eval: true, workerData: init });
+}
+
+const LEVELS: Record<number, 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal'> = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' };
+
+export class BrainHost implements SystemControl {
+  private worker: Worker | undefined;
+  private status: StorageStatus = 'OFF';
+  private nextCall = 1;
+  private readonly calls = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  private stopLinks: (() => void) | undefined;
+  private readonly log: Logger;
+  private restarting: Promise<void> | undefined;
+  /** Delay before replacing a thread that died; doubles while it keeps dying young. */
+  private respawnMs = 1000;
+  private startedAt = 0;
+
+  constructor(private readonly deps: BrainHostDeps) {
+    this.log = deps.logger.child({ component: 'brain' });
+  }
+
+  /** Starts the worker; resolves once the brain in it has rebuilt its state and runs. */
+  async start(): Promise<void> {
+    const init: BrainInit = {
+      config: this.deps.config, settings: this.deps.settings(), links: this.deps.links !== undefined,
+      // The geometry only: a large site's initial carriers and boxes would double the memory for nothing.
+      layout: { ...this.deps.site.layout, carriers: [], skus: [] },
+    };
+    const worker = spawnWorker(init);
+    this.worker = worker;
+    const ready = new Promise<void>((resolve, reject) => {
+      worker.on('message', (m: FromBrain) => {
+        if (m.type === 'ready') resolve();
+        else this.onMessage(m);
+      });
+      worker.once('error', reject);
+      worker.once('exit', (code) => reject(new Error(`the brain's thread exited with code ${code} while starting`)));
+    });
+    ready.catch(() => undefined); // onExit replaces a thread that dies while starting
+    worker.on('error', (err) => this.log.error({ err }, 'the brain thread failed; it is restarted'));
+    worker.on('exit', (code) => this.onExit(worker, code));
+    this.stopLinks?.();
+    this.stopLinks = this.deps.links?.onBot((event) => this.post({ type: 'bot', event }));
+    this.startedAt = Date.now();
+    await ready;
+  }
+
+  /** Asks the brain to stop and waits for its thread to end (terminating it after the timeout). */
+  async stop(): Promise<void> {
+    const worker = this.worker;
+    if (!worker) return;
+    this.worker = undefined;
+    this.stopLinks?.();
+    const ended = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    const timeout = this.deps.stopTimeoutMs ?? 10_000;
+    const graceful = this.call(worker, 'stop', []).catch(() => undefined);
+    const late = new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), timeout).unref());
+    if ((await Promise.race([graceful, late])) === 'late') this.log.warn({ timeout_ms: timeout }, 'the brain did not stop in time; terminating its thread');
+    await worker.terminate();
+    await ended;
+    this.status = 'OFF';
+  }
+
+  /** POST /restart_brain: a new thread rebuilds everything from the store. */
+  restart(): Promise<void> {
+    this.restarting ??= (async () => {
+      try {
+        await this.stop();
+        await this.start();
+        await this.deps.events.emit(EVENT.brainRestarted, 'brain restarted from the stored state in a new thread');
+      } finally {
+        this.restarting = undefined;
+      }
+    })();
+    return this.restarting;
+  }
+
+  storageStatus(): StorageStatus {
+    return this.status;
+  }
+
+  /** Bots a charge-all would send to charge (asked of the brain). */
+  async chargeAllCandidates(force: boolean): Promise<number[]> {
+    if (!this.worker) return [];
+    return (await this.call(this.worker, 'chargeAllCandidates', [force])) as number[];
+  }
+
+  /** Something changed requests from the API: the brain looks at once. */
+  wake(): void {
+    this.post({ type: 'wake' });
+  }
+
+  /** Settings changed: the brain reads the new values. */
+  settingsChanged(): void {
+    this.post({ type: 'settings', settings: this.deps.settings() });
+  }
+
+  private post(message: ToBrain): void {
+    this.worker?.postMessage(message);
+  }
+
+  private call(worker: Worker, method: 'stop' | 'chargeAllCandidates', args: unknown[]): Promise<unknown> {
+    const id = this.nextCall++;
+    return new Promise((resolve, reject) => {
+      this.calls.set(id, { resolve, reject });
+      worker.postMessage({ type: 'call', id, method, args } satisfies ToBrain);
+    });
+  }
+
+  private onMessage(m: FromBrain): void {
+    switch (m.type) {
+      case 'status':
+        this.status = m.status;
+        break;
+      case 'committed':
+        if (m.carriers.length > 0 || m.skus.length > 0) this.deps.refresh(m.carriers, m.skus);
+        break;
+      case 'event':
+        this.deps.events.announce(m.event);
+        break;
+      case 'log':
+        this.relog(m.line);
+        break;
+      case 'send':
+        void this.send(m.id, m.levelId, m.node, m.command, m.timeoutMs);
+        break;
+      case 'result': {
+        const call = this.calls.get(m.id);
+        this.calls.delete(m.id);
+        if (m.error !== undefined) call?.reject(new Error(m.error));
+        else call?.resolve(m.result);
+        break;
+      }
+      case 'ready':
+        break;
+    }
+  }
+
+  private async send(id: number, levelId: number, node: number, command: Parameters<SiteLinks['send']>[2], timeoutMs: number): Promise<void> {
+    const outcome = this.deps.links ? await this.deps.links.send(levelId, node, command, timeoutMs) : { delivered: false as const, reason: 'the radio lines are off' };
+    this.post({ type: 'sent', id, outcome });
+  }
+
+  /** A worker log line goes out through the main logger (one journal, one log tail). */
+  private relog(line: string): void {
+    try {
+      const { level, msg, time: _time, pid: _pid, hostname: _host, service: _service, ...fields } = JSON.parse(line) as Record<string, unknown>;
+      const method = LEVELS[level as number] ?? (typeof level === 'string' ? (level as 'info') : 'info');
+      this.deps.logger[method](fields, String(msg ?? ''));
+    } catch {
+      this.log.info({ line }, 'brain');
+    }
+  }
+
+  /** A thread that ends on its own (a crash) is replaced, so the site keeps working. */
+  private onExit(worker: Worker, code: number): void {
+    for (const call of this.calls.values()) call.reject(new Error('the brain thread ended'));
+    this.calls.clear();
+    if (this.worker !== worker) return;
+    this.worker = undefined;
+    this.status = 'ERROR';
+    // A thread that dies young dies again: wait longer each time (up to a minute).
+    this.respawnMs = Date.now() - this.startedAt < 60_000 ? Math.min(this.respawnMs * 2, 60_000) : 1000;
+    this.log.error({ code, retry_in_ms: this.respawnMs }, 'the brain thread ended unexpectedly; starting a new one');
+    setTimeout(() => {
+      if (this.worker) return;
+      this.start().catch((err: unknown) => this.log.error({ err }, 'the brain could not be restarted'));
+    }, this.respawnMs).unref();
+  }
+}

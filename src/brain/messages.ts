@@ -1,0 +1,43 @@
+/**
+ * The messages between the daemon's main thread (HTTP, radio lines) and the brain's worker
+ * thread. Both sides post plain objects; nothing here is shared memory.
+ */
+import type { Config } from '../config/config.js';
+import type { SiteLayout } from '../domain/site/layout.js';
+import type { EventRecord } from '../domain/events/events.js';
+import type { StorageStatus } from '../domain/system/control.js';
+import type { Command } from '../native/link.js';
+import type { BotEvent, CommandOutcome } from './links.js';
+
+/** What the brain reads from the settings; main sends it again whenever a setting changes. */
+export interface BrainSettings {
+  externalPicking: boolean;
+  chargeBelow: number;
+  faultClearSeconds: number;
+}
+
+/** The worker's `workerData`. */
+export interface BrainInit {
+  config: Config;
+  /** The site's geometry (levels, balconies) without its initial carriers and SKUs, which the store holds. */
+  layout: SiteLayout;
+  settings: BrainSettings;
+  /** Whether the radio lines run (main forwards bot events and sends commands). */
+  links: boolean;
+}
+
+export type ToBrain =
+  | { type: 'wake' }
+  | { type: 'settings'; settings: BrainSettings }
+  | { type: 'bot'; event: BotEvent }
+  | { type: 'call'; id: number; method: 'stop' | 'chargeAllCandidates'; args: unknown[] }
+  | { type: 'sent'; id: number; outcome: CommandOutcome };
+
+export type FromBrain =
+  | { type: 'ready' }
+  | { type: 'status'; status: StorageStatus }
+  | { type: 'committed'; carriers: string[]; skus: string[]; requests: string[] }
+  | { type: 'event'; event: EventRecord }
+  | { type: 'log'; line: string }
+  | { type: 'send'; id: number; levelId: number; node: number; command: Command; timeoutMs: number }
+  | { type: 'result'; id: number; result?: unknown; error?: string };

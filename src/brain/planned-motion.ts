@@ -1,0 +1,318 @@
+/**
+ * The motion of one level: the native level planner (its own thread: lifelong planning and
+ * the action dependency graph that keeps the order of bots through cells) decides which bot
+ * does what and when it is safe; this turns each released action into a command on the radio
+ * line and each telemetry frame into the confirmation the planner waits for.
+ *
+ * Mapping (docs/planner-realtime.md, firmware-protocol/PROTOCOL.md):
+ * - Forward: a SEGMENT of one MOVE step into the next cell, confirmed when telemetry shows the
+ *   bot at rest on that cell. The protocol moves in absolute directions, so a bot turns as
+ *   part of its next move: Turn actions are confirmed at once (turning in place takes no cell).
+ * - Lift / Lower: LIFT / LOWER, confirmed when telemetry shows the lift up / down. The cell a
+ *   carrier leaves stops being barred to loaded bots; the storage cell it is set down on is.
+ * - At the goal, `then` runs: charge, uncharge, RFID write or check.
+ */
+import type { SiteLevel } from '../domain/site/load.js';
+import type { Logger } from '../log/logger.js';
+import type { Command } from '../native/link.js';
+import type { Heading } from '../link/protocol/messages.js';
+import { type LevelPlanner, type PlannedAction, type PlannerEvent, type PlanState } from '../native/planner.js';
+import type { BotEvent, BotState, CommandOutcome } from './links.js';
+import { cellFlags, moveStep, plannerHeading } from './level-grid.js';
+import type { GoalOutcome, LevelMotion, MotionBot, MotionGoal } from './motion.js';
+
+/** Fault flags that stop a bot (PROTOCOL.md section 12: ERROR and FATAL faults latch). */
+const STOPPING_FAULTS = 0x0fff & ~0x0800; // every flag except LINK_LOST, which the link handles
+
+export interface MotionRadio {
+  send(levelId: number, node: number, command: Command, timeoutMs?: number): Promise<CommandOutcome>;
+  onBot(listener: (event: BotEvent) => void): () => void;
+}
+
+export interface PlannedMotionOptions {
+  level: SiteLevel;
+  planner: LevelPlanner;
+  radio: MotionRadio;
+  logger: Logger;
+  /** Bots of the level in the database. */
+  botIds: () => number[];
+  /** Whether a storage cell holds a carrier now (for the cell flags). */
+  occupied: (x: number, y: number) => boolean;
+  /** Milliseconds of one planner step on the bots (a MOVE of one step takes this long). */
+  stepMs: number;
+  /** Milliseconds a bot needs per quarter turn; a move in a new direction turns first. */
+  turnMs: number;
+  /** After an ERROR fault, try FAULT_CLEAR this long later (0: never; a technician clears it). */
+  faultClearMs: () => number;
+}
+
+interface BotRun {
+  id: number;
+  telemetry: BotState | undefined;
+  planned: boolean;
+  goal: { goal: MotionGoal; resolve: (o: GoalOutcome) => void } | undefined;
+  /** The action the bot is carrying out, waiting for telemetry to confirm `to`. */
+  pending: PlannedAction | undefined;
+  segment: number;
+  paused: boolean;
+  /** A FAULT_CLEAR is scheduled or under way. */
+  clearing: boolean;
+}
+
+export class PlannedMotion implements LevelMotion {
+  readonly levelId: number;
+  private readonly runs = new Map<number, BotRun>();
+  private readonly stops: (() => void)[] = [];
+  private paused = false;
+
+  constructor(private readonly o: PlannedMotionOptions) {
+    this.levelId = o.level.id;
+    for (const id of o.botIds()) this.run(id);
+    this.stops.push(
+      o.planner.onCommands((actions) => {
+        for (const a of actions) this.perform(a);
+      }),
+      o.planner.onEvent((events) => {
+        for (const e of events) this.planned(e);
+      }),
+      o.radio.onBot((event) => {
+        if (event.bot.level_id === this.levelId) this.heard(event);
+      }),
+    );
+  }
+
+  bots(): MotionBot[] {
+    const out: MotionBot[] = [];
+    for (const r of this.runs.values()) {
+      const t = r.telemetry;
+      // A bot is the brain's to use once its planner knows where it is.
+      if (!t || !r.planned) continue;
+      out.push({
+        id: r.id, level_id: this.levelId, online: t.online, idle: r.goal === undefined && r.pending === undefined, x: t.x, y: t.y,
+        lifted: t.carrier_held, charging: t.is_charging, battery: t.battery_level, faulted: (t.faults & STOPPING_FAULTS) !== 0,
+      });
+    }
+    return out;
+  }
+
+  go(botId: number, goal: MotionGoal): Promise<GoalOutcome> {
+    const r = this.runs.get(botId);
+    if (!r || !r.planned) return Promise.resolve({ ok: false, reason: `bot ${botId} has not reported on level ${this.levelId}` });
+    if (r.goal) return Promise.resolve({ ok: false, reason: `bot ${botId} has a goal already` });
+    return new Promise((resolve) => {
+      r.goal = { goal, resolve };
+      const act = goal.then === 'lift' ? 'lift' : goal.then === 'lower' ? 'lower' : 'none';
+      // Work at the goal (charging, tags) must not be interrupted by a push.
+      const stay = act === 'none' && goal.then !== 'none';
+      this.o.planner.setGoal(botId, { cell: goal.y * this.o.level.width + goal.x, act, stay });
+    });
+  }
+
+  setPaused(paused: boolean): void {
+    this.paused = paused;
+    for (const r of this.runs.values()) {
+      r.paused = paused;
+      if (r.planned) this.o.planner.pauseBot(r.id, paused);
+    }
+  }
+
+  addBot(botId: number): void {
+    this.run(botId);
+  }
+
+  removeBot(botId: number): void {
+    const r = this.runs.get(botId);
+    if (!r) return;
+    this.finish(botId, { ok: false, reason: `bot ${botId} left the level` });
+    if (r.planned) this.o.planner.removeBot(botId);
+    this.runs.delete(botId);
+  }
+
+  async close(): Promise<void> {
+    for (const stop of this.stops) stop();
+    for (const r of this.runs.values()) this.finish(r.id, { ok: false, reason: 'the brain is stopping' });
+    await this.o.planner.close();
+  }
+
+  private run(id: number): BotRun {
+    let r = this.runs.get(id);
+    if (!r) {
+      r = { id, telemetry: undefined, planned: false, goal: undefined, pending: undefined, segment: 0, paused: this.paused, clearing: false };
+      this.runs.set(id, r);
+    }
+    return r;
+  }
+
+  private heard(event: BotEvent): void {
+    const r = this.runs.get(event.bot.id);
+    if (!r) return;
+    r.telemetry = event.bot;
+    if (event.kind === 'fault' && event.fault.fault_state === 'RAISED' && (event.fault.severity === 'ERROR' || event.fault.severity === 'FATAL')) {
+      this.stuck(r, `fault 0x${event.fault.code.toString(16)} (${event.fault.severity})`);
+      if (event.fault.severity === 'ERROR') this.clearLater(r);
+      return;
+    }
+    if (event.kind === 'offline') {
+      this.stuck(r, `lost on the radio line (${event.reason})`);
+      return;
+    }
+    if (event.kind !== 'telemetry') return;
+    const t = event.telemetry;
+    const state: PlanState = { cell: t.y * this.o.level.width + t.x, heading: plannerHeading(t.heading), lifted: t.lift === 'UP' };
+    if (!r.planned) {
+      if (t.x === 65535 || t.lift === 'LIFTING' || t.lift === 'LOWERING') return;
+      // A refusal (its cell taken or blocked) comes back as an event and clears `planned` again.
+      r.planned = true;
+      this.o.planner.addBot(r.id, state);
+      if (r.paused) this.o.planner.pauseBot(r.id, true);
+      return;
+    }
+    const p = r.pending;
+    if (!p || t.motion === 'MOVING') return;
+    const done = p.action === 'lift' ? t.lift === 'UP' : p.action === 'lower' ? t.lift === 'DOWN' : state.cell === p.to.cell;
+    if (!done) return;
+    r.pending = undefined;
+    this.o.planner.reportTelemetry(r.id, p.to);
+  }
+
+  /** What the level's planner tells: goals reached or out of reach, refusals. */
+  private planned(e: PlannerEvent): void {
+    switch (e.kind) {
+      case 'goal_reached':
+        void this.arrived(e.bot);
+        break;
+      case 'goal_unreachable':
+        this.finish(e.bot, { ok: false, reason: `no path to cell ${e.cell} for this bot` });
+        break;
+      case 'refused': {
+        const r = e.bot === undefined ? undefined : this.runs.get(e.bot);
+        if (r && e.op === 'add_bot') r.planned = false;
+        if (r && e.op === 'set_goal') this.finish(r.id, { ok: false, reason: `the planner refused the goal: ${e.reason}` });
+        this.o.logger.warn({ level_id: this.levelId, event: e }, 'planner refused an input');
+        break;
+      }
+      case 'violation':
+        this.o.logger.error({ level_id: this.levelId, event: e }, 'planner validation failed');
+        break;
+      case 'stalled':
+        this.o.logger.info({ level_id: this.levelId, bot_id: e.bot, cell: e.cell }, 'bot stalled (deadlock or livelock); priority raised');
+        break;
+      default:
+        break;
+    }
+  }
+
+  /** Carries out one action the planner released for a bot. */
+  private perform(a: PlannedAction): void {
+    const r = this.runs.get(a.bot);
+    if (!r) return;
+    switch (a.action) {
+      case 'turn_left':
+      case 'turn_right':
+      case 'wait':
+        this.o.planner.reportTelemetry(a.bot, a.to);
+        return;
+      case 'forward': {
+        r.pending = a;
+        r.segment = (r.segment + 1) & 0xff;
+        const { x, y } = this.xy(a.from.cell);
+        // The planner's turns were confirmed without moving (the protocol has no turn step): the
+        // bot turns now, within this move, so the move gets the time of the turns it still owes.
+        const step = moveStep(a.from.cell, a.to.cell, this.o.level.width, a.durationSteps * this.o.stepMs);
+        const physical = r.telemetry ? plannerHeading(r.telemetry.heading as Heading) : a.to.heading;
+        const quarters = Math.min((a.to.heading - physical + 4) % 4, (physical - a.to.heading + 4) % 4);
+        step.duration_ms += quarters * this.o.turnMs;
+        void this.command(r, { type: 'SEGMENT', segment: r.segment, start_delay_ms: 0, x, y, steps: [step] });
+        return;
+      }
+      case 'lift':
+      case 'lower': {
+        r.pending = a;
+        const { x, y } = this.xy(a.from.cell);
+        // The cell's flags follow the carrier: lifted off, it no longer bars loaded bots; set
+        // down (storage, buffer or balcony port), it does.
+        this.o.planner.setCellFlags(a.from.cell, cellFlags(this.o.level, x, y, a.action === 'lower'));
+        void this.command(r, { type: a.action === 'lift' ? 'LIFT' : 'LOWER' });
+        return;
+      }
+    }
+  }
+
+  private async command(r: BotRun, command: Command): Promise<void> {
+    const outcome = await this.o.radio.send(this.levelId, r.id, command, 15_000);
+    if (outcome.delivered && outcome.result === 'OK') return;
+    this.stuck(r, outcome.delivered ? `${command.type} refused: ${outcome.result}` : `${command.type} not delivered: ${outcome.reason}`);
+    // A refusal without a fault leaves a working bot: once at rest it is placed where its
+    // telemetry says and planned again (a fault waits for its clearing instead).
+    setTimeout(() => {
+      const t = r.telemetry;
+      if (r.planned && t && t.online && (t.faults & STOPPING_FAULTS) === 0) this.o.planner.setStuck(r.id, false);
+    }, 1000).unref();
+  }
+
+  /** What the goal asked for once there (charging, RFID); then the goal is done. */
+  private async arrived(botId: number): Promise<void> {
+    const r = this.runs.get(botId);
+    const goal = r?.goal?.goal;
+    if (!r || !goal) return;
+    const command: Command | undefined = goal.then === 'charge' ? { type: 'CHARGE', target: 1000 }
+      : goal.then === 'uncharge' ? { type: 'UNCHARGE' }
+        : goal.then === 'rfid_write' ? { type: 'RFID_WRITE', target: 'FLOOR', offset: 0, data: cellTag(goal.x, goal.y) }
+          : goal.then === 'rfid_check' ? { type: 'RFID_CHECK', target: 'FLOOR', offset: 0, expect: cellTag(goal.x, goal.y) } : undefined;
+    if (!command) return this.finish(botId, { ok: true });
+    if (command.type === 'RFID_WRITE') {
+      // Bots refuse tag writes outside a writing mode (PROTOCOL.md RFID_WRITE_MODE).
+      const mode = await this.o.radio.send(this.levelId, botId, { type: 'RFID_WRITE_MODE', mode: 'MANUAL' }, 15_000);
+      if (!mode.delivered || mode.result !== 'OK') return this.finish(botId, { ok: false, reason: 'the bot did not enter RFID writing mode' });
+    }
+    const outcome = await this.o.radio.send(this.levelId, botId, command, 15_000);
+    if (!outcome.delivered) this.finish(botId, { ok: false, reason: `${command.type} not delivered: ${outcome.reason}` });
+    else if (outcome.result !== 'OK') this.finish(botId, { ok: false, reason: `${command.type} refused: ${outcome.result}` });
+    else this.finish(botId, { ok: true });
+  }
+
+  /**
+   * Many ERROR faults are passing (an overcurrent, an obstacle that was moved): FAULT_CLEAR is
+   * tried once after a while; the bot refuses it (BAD_STATE) while the cause persists, and
+   * then stays stopped for a technician. A cleared bot is free for the planner again.
+   */
+  private clearLater(r: BotRun): void {
+    const ms = this.o.faultClearMs();
+    if (ms <= 0 || r.clearing) return;
+    r.clearing = true;
+    setTimeout(() => {
+      void this.o.radio.send(this.levelId, r.id, { type: 'FAULT_CLEAR', code: 65535 }, 15_000).then((outcome) => {
+        r.clearing = false;
+        const ok = outcome.delivered && outcome.result === 'OK';
+        this.o.logger.info({ level_id: this.levelId, bot_id: r.id, cleared: ok, outcome }, ok ? 'bot fault cleared' : 'bot fault not cleared; a technician must see it');
+        if (ok && r.planned) this.o.planner.setStuck(r.id, false);
+      });
+    }, ms).unref();
+  }
+
+  /** A bot that cannot go on: others route around it; its goal fails. */
+  private stuck(r: BotRun, reason: string): void {
+    r.pending = undefined;
+    if (r.planned) this.o.planner.setStuck(r.id, true);
+    this.o.logger.warn({ level_id: this.levelId, bot_id: r.id, reason }, 'bot stopped');
+    this.finish(r.id, { ok: false, reason });
+  }
+
+  private finish(botId: number, outcome: GoalOutcome): void {
+    const r = this.runs.get(botId);
+    const goal = r?.goal;
+    if (!r || !goal) return;
+    r.goal = undefined;
+    if (!outcome.ok && r.planned) this.o.planner.cancelGoal(botId);
+    goal.resolve(outcome);
+  }
+
+  private xy(cell: number): { x: number; y: number } {
+    return { x: cell % this.o.level.width, y: Math.floor(cell / this.o.level.width) };
+  }
+}
+
+/** A floor tag's content: its cell, x and y as little-endian u16 (PROTOCOL.md, RFID). */
+function cellTag(x: number, y: number): Uint8Array {
+  return Uint8Array.of(x & 0xff, x >> 8, y & 0xff, y >> 8);
+}

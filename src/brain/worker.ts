@@ -1,0 +1,117 @@
+/**
+ * The brain's worker thread: it opens the same LMDB environment as the main thread, builds its
+ * own Requests and Inventory over it, and runs the Brain. It talks to the main thread only by
+ * messages (src/brain/messages.ts): what it committed (so the inventory view and the event
+ * stream follow), its storage status, its log lines, and the commands it sends to bots over the
+ * radio lines the main thread owns. A crash here ends this thread, never the API.
+ */
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { parentPort, workerData } from 'node:worker_threads';
+import { ALL_COLLECTIONS } from '../domain/collections.js';
+import { Events } from '../domain/events/events.js';
+import { Inventory } from '../domain/inventory/inventory.js';
+import { Requests } from '../domain/requests/requests.js';
+import { buildSite } from '../domain/site/load.js';
+import { botRecords } from '../domain/system/records.js';
+import { createLogger } from '../log/logger.js';
+import { MIGRATIONS } from '../store/migrations.js';
+import { Store } from '../store/store.js';
+import { Brain } from './brain.js';
+import type { BrainInit, BrainSettings, FromBrain, ToBrain } from './messages.js';
+import { BridgedRadio } from './radio.js';
+import { createLevelPlanner } from '../native/planner.js';
+import { carriers, positionKey } from '../domain/inventory/records.js';
+import { levelGrid } from './level-grid.js';
+import { PlannedMotion } from './planned-motion.js';
+import type { LevelMotion } from './motion.js';
+
+const port = parentPort!;
+const init = workerData as BrainInit;
+const post = (message: FromBrain) => port.postMessage(message);
+
+const sink = new Writable({
+  write(chunk: Buffer, _encoding, done) {
+    for (const line of chunk.toString().split('\n')) if (line) post({ type: 'log', line });
+    done();
+  },
+});
+const logger = createLogger(init.config.log_level, sink).child({ thread: 'brain' });
+
+let settings: BrainSettings = init.settings;
+const radio = new BridgedRadio(post);
+const site = buildSite(init.layout);
+const store = await Store.open({ dir: path.join(init.config.state_dir, 'db') }, ALL_COLLECTIONS, MIGRATIONS);
+const events = new Events(store, Date.now);
+events.subscribe((event) => post({ type: 'event', event }));
+const inventory = new Inventory({ store, site, now: Date.now, events });
+const requests = new Requests({
+  store, site, inventory, events, now: Date.now,
+  refresh: (carriers, skus) => post({ type: 'committed', carriers: [...carriers], skus: [...skus], requests: [] }),
+  externalPicking: () => settings.externalPicking,
+  botLevel: (id) => store.collection(botRecords).get(id)?.level_id,
+});
+requests.onChange((ids) => post({ type: 'committed', carriers: [], skus: [], requests: [...ids] }));
+// One planner thread and motion per level with a radio line. The bots' figures are the
+// simulator's (src/sim/figures.ts: 250 ms a cell, 400 ms a quarter turn, 1.2 s a lift),
+// shortened by WAREHOUSE_SIM_SPEED on simulated levels.
+const motion = new Map<number, LevelMotion>();
+if (init.links) {
+  for (const level of site.levels) {
+    const speed = level.serial_device === 'sim' ? init.config.sim_speed : 1;
+    const stepMs = Math.round(400 / speed);
+    const liftSteps = Math.ceil(1200 / speed / stepMs) + 1;
+    const occupied = (x: number, y: number) => store.collection(carriers).findOne('position', positionKey(level.id, x, y)) !== undefined;
+    const planner = createLevelPlanner({ grid: levelGrid(level, occupied), durations: { forward: 1, turn: 1, lift: liftSteps, lower: liftSteps }, seed: level.id });
+    motion.set(level.id, new PlannedMotion({
+      level, planner, radio, logger: logger.child({ level_id: level.id }), stepMs, turnMs: Math.round(400 / speed),
+      faultClearMs: () => settings.faultClearSeconds * 1000,
+      botIds: () => [...store.collection(botRecords).scan()].filter((b) => b.level_id === level.id).map((b) => b.id),
+      occupied,
+    }));
+  }
+}
+const brain = new Brain({
+  store, site, requests, inventory, events, logger, motion, now: Date.now,
+  chargeBelow: () => settings.chargeBelow,
+  onStatus: (status) => post({ type: 'status', status }),
+  radio: init.links ? { send: (level, node, command) => radio.send(level, node, command), onBot: (listener) => radio.onBot(listener) } : undefined,
+});
+
+port.on('message', (message: ToBrain) => {
+  switch (message.type) {
+    case 'wake':
+      brain.wake();
+      break;
+    case 'settings':
+      settings = message.settings;
+      break;
+    case 'bot':
+      radio.heard(message.event);
+      break;
+    case 'call':
+      void answer(message.id, message.method, message.args);
+      break;
+    case 'sent':
+      radio.sent(message.id, message.outcome);
+      break;
+  }
+});
+
+async function answer(id: number, method: string, args: unknown[]): Promise<void> {
+  try {
+    let result: unknown;
+    if (method === 'stop') {
+      await brain.stop();
+      radio.close();
+      for (const m of motion.values()) await m.close();
+    } else if (method === 'chargeAllCandidates') result = brain.chargeAllCandidates(args[0] as boolean);
+    post({ type: 'result', id, result });
+    if (method === 'stop') port.close();
+  } catch (err) {
+    post({ type: 'result', id, error: (err as Error).message });
+  }
+}
+
+await brain.start();
+post({ type: 'ready' });

@@ -1,0 +1,418 @@
+/**
+ * Splits a request into its job graph (spec 2.18) against the warehouse as it is, inside the
+ * write transaction that stores the result, so two requests can never promise the same items.
+ *
+ * Choice of carriers and boxes (docs/requests.md): fewest carrier moves first (a carrier the
+ * request uses already costs nothing more; otherwise one move plus one per carrier standing in
+ * front of it in its lane), then the oldest stock (the box whose load changed longest ago).
+ */
+import { randomUUID } from 'node:crypto';
+import type { Store } from '../../store/store.js';
+import { boxes, carriers, positionKey, skus, type BoxRecord, type CarrierRecord, type SkuRecord } from '../inventory/records.js';
+import { boxSizeKey } from '../inventory/section-code.js';
+import { carriersInFront } from '../inventory/lane.js';
+import type { Site, SiteLevel } from '../site/load.js';
+import { ABORT, AbortCollector } from './abort.js';
+import type { FetchInput, RequestInput, SkuEntityInput } from './inputs.js';
+import { isFinalJob, jobs, type EntityRecord, type JobDetails, type JobRecord, type JobType, type RequestType, type RequestWarning } from './records.js';
+
+export interface PlanContext {
+  store: Store;
+  site: Site;
+  now: number;
+  /** picking.external.enabled: missing fulfillment quantities become warnings and PICKING_ALERT jobs. */
+  externalPicking: boolean;
+  /** The level of a bot in the database: undefined when unknown, null while offboarded. */
+  botLevel(botId: number): number | null | undefined;
+  /** Next job sequence number. */
+  nextSeq(): number;
+}
+
+/** What a request becomes: its type, entities, jobs and (putaway) placements; reservations follow the jobs. */
+export interface Plan {
+  type: RequestType;
+  level_id: number | null;
+  bot_id: number | null;
+  entities: EntityRecord[];
+  jobs: JobRecord[];
+  warnings: RequestWarning[];
+  placements: { box_id: number; carrier_id: string; sku_id: string; quantity: number }[];
+  abort: AbortCollector;
+}
+
+/** Builds the plan of a request, or a plan whose `abort` holds why it cannot be done. */
+export function planRequest(ctx: PlanContext, requestId: string, input: RequestInput): Plan {
+  const b = new PlanBuilder(ctx, requestId);
+  switch (input.type) {
+    case 'FULFILLMENT': b.fulfillment(input.entities); break;
+    case 'REPLENISHMENT': b.replenishment('REPLENISHMENT', input.entities, false); break;
+    case 'PUTAWAY': b.replenishment('REPLENISHMENT', input.entities, true); break;
+    case 'FETCH': b.fetch(input.entities); break;
+    case 'PAUSE': b.control('PAUSE', 'PAUSE'); break;
+    case 'RESUME': b.control('RESUME', 'RESUME'); break;
+    case 'RECHARGE': b.botJob('RECHARGE', 'CHARGING', input.bot_id); break;
+    case 'UNCHARGING': b.botJob('UNCHARGING', 'UNCHARGING', input.bot_id); break;
+    case 'OFFBOARD': b.offboard(input.bot_id, input.balcony_id); break;
+    case 'ONBOARD': b.onboard(input.bot_id, input.level_id, input.balcony_id); break;
+    case 'RFID_WRITE': b.rfid(input.level_id, input.tags, input.check ?? true); break;
+    case 'CARRIER_ONBOARDING': b.carrierOnboarding(input.carrier_id, input.balcony_id); break;
+  }
+  return b.plan;
+}
+
+class PlanBuilder {
+  readonly plan: Plan;
+  /** Carrier id -> its RETRIEVING job in this plan. */
+  private readonly retrieving = new Map<string, JobRecord>();
+  /** Carrier id -> the person jobs at the balcony that must end before it is stored. */
+  private readonly worked = new Map<string, JobRecord[]>();
+  /** Box id -> items (or room) this plan takes already. */
+  private readonly taken = new Map<number, number>();
+
+  constructor(
+    private readonly ctx: PlanContext,
+    private readonly requestId: string,
+  ) {
+    this.plan = {
+      type: 'FETCH', level_id: null, bot_id: null, entities: [], jobs: [], warnings: [], placements: [],
+      abort: new AbortCollector(),
+    };
+  }
+
+  // ------------------------------------------------------------------ logistic requests
+
+  fulfillment(entities: SkuEntityInput[]): void {
+    this.plan.type = 'FULFILLMENT';
+    const picks: JobRecord[] = [];
+    entities.forEach((e, index) => {
+      const sku = this.sku(e.sku_id);
+      const entity = this.entity('Sku', e.sku_id, 'PICKING', e.sku_id, e.quantity, e.balcony_ids);
+      if (!sku || this.duplicate(entities, index)) return;
+      const balconies = this.allowedBalconies(sku, e.balcony_ids);
+      entity.balcony_ids = balconies;
+      const held = this.reservedByBox(sku.id, 'PICKING');
+      const candidates = [...this.ctx.store.collection(boxes).findBy('sku_id', sku.id)]
+        .map((box) => ({ box, free: box.load!.item_count - (held.get(box.id) ?? 0) - (this.taken.get(box.id) ?? 0), carrier: this.carrier(box.carrier_id) }))
+        .filter((c) => c.free > 0 && c.carrier !== undefined && !this.carrierBusy(c.carrier.id) && balconies.some((id) => this.balconyLevel(id) === c.carrier!.level_id));
+      const available = candidates.reduce((n, c) => n + c.free, 0);
+      if (balconies.length === 0) {
+        this.plan.abort.add('Sku', sku.id, ABORT.noBalcony);
+        return;
+      }
+      const missing = Math.max(0, e.quantity - available);
+      if (missing > 0 && !this.ctx.externalPicking) {
+        this.plan.abort.add('Sku', sku.id, ABORT.insufficientQuantity, `asked ${e.quantity}, fulfillable ${available}`);
+        return;
+      }
+      picks.push(...this.work('PICKING', sku, entity, index, balconies, candidates, e.quantity - missing));
+      if (missing > 0) {
+        this.plan.warnings.push({ code: '0x5101', entity_id: sku.id, message: `${missing} of ${e.quantity} not in storage: to be picked outside the system`, missing_quantity: missing });
+        picks.push(this.job('PICKING_ALERT', sku.id, index, [], {
+          sku_id: sku.id, sku_name: sku.name, quantity: missing, measurement_unit: sku.measurement_unit, balcony_ids: balconies,
+          level_id: this.balconyLevel(balconies[0]!) ?? null, is_selectable: true,
+        }));
+      }
+    });
+    this.store();
+    if (picks.length > 0) {
+      this.job('PACKING', this.requestId, -1, picks.map((j) => j.id), { balcony_ids: [...new Set(picks.flatMap((p) => p.balcony_ids))], level_id: picks[0]!.level_id, is_selectable: true });
+    }
+  }
+
+  replenishment(type: RequestType, entities: SkuEntityInput[], emptyOnly: boolean): void {
+    this.plan.type = type;
+    entities.forEach((e, index) => {
+      const sku = this.sku(e.sku_id);
+      const entity = this.entity('Sku', e.sku_id, 'REFILLING', e.sku_id, e.quantity, e.balcony_ids);
+      if (!sku || this.duplicate(entities, index)) return;
+      const balconies = this.allowedBalconies(sku, e.balcony_ids);
+      entity.balcony_ids = balconies;
+      const held = this.reservedByBox(sku.id, 'REFILLING');
+      const room = (box: BoxRecord) => {
+        const used = (held.get(box.id) ?? 0) + (this.taken.get(box.id) ?? 0);
+        if (box.load) return box.load.sku_id === sku.id && !emptyOnly ? box.load.item_count_max - box.load.item_count - used : 0;
+        const cap = sku.allowed_box_size_capacities?.[boxSizeKey(box.code32)];
+        return cap === undefined ? 0 : cap - used;
+      };
+      const pool: BoxRecord[] = emptyOnly ? [...this.ctx.store.collection(boxes).scan()].filter((b) => b.load === null) : [...this.ctx.store.collection(boxes).findBy('sku_id', sku.id)];
+      if (!emptyOnly) for (const b of this.ctx.store.collection(boxes).scan()) if (b.load === null) pool.push(b);
+      const candidates = pool
+        .map((box) => ({ box, free: room(box), carrier: this.carrier(box.carrier_id) }))
+        .filter((c) => c.free > 0 && c.carrier !== undefined && !this.carrierBusy(c.carrier.id) && balconies.some((id) => this.balconyLevel(id) === c.carrier!.level_id));
+      const available = candidates.reduce((n, c) => n + c.free, 0);
+      if (available < e.quantity) {
+        this.plan.abort.add('Sku', sku.id, balconies.length === 0 ? ABORT.noBalcony : ABORT.insufficientRoom, `asked ${e.quantity}, room for ${available}`);
+        return;
+      }
+      for (const refill of this.work('REFILLING', sku, entity, index, balconies, candidates, e.quantity)) {
+        this.plan.placements.push({ box_id: refill.box_id!, carrier_id: refill.carrier_id!, sku_id: sku.id, quantity: refill.quantity! });
+      }
+    });
+    this.store();
+  }
+
+  fetch(entities: FetchInput['entities']): void {
+    this.plan.type = 'FETCH';
+    const seen = new Set<string>();
+    entities.forEach((e, index) => {
+      const entity = this.entity('Carrier', e.carrier_id, 'CHECKING', null, 1, e.balcony_ids);
+      const carrier = this.carrier(e.carrier_id);
+      if (seen.has(e.carrier_id)) return this.plan.abort.add('Carrier', e.carrier_id, ABORT.duplicateEntity);
+      seen.add(e.carrier_id);
+      if (!carrier) return this.plan.abort.add('Carrier', e.carrier_id, ABORT.unknownCarrier);
+      if (this.carrierBusy(carrier.id)) return this.plan.abort.add('Carrier', e.carrier_id, ABORT.carrierBusy);
+      const balconies = this.levelBalconies(carrier.level_id, e.balcony_ids);
+      entity.balcony_ids = balconies;
+      if (balconies.length === 0) return this.plan.abort.add('Carrier', e.carrier_id, ABORT.unknownBalcony, `none of ${JSON.stringify(e.balcony_ids)} on level ${carrier.level_id}`);
+      const retrieve = this.retrieve(carrier, balconies, entity, index);
+      this.workedAt(carrier.id, this.job('CHECKING', carrier.id, index, [retrieve.id], { carrier_id: carrier.id, level_id: carrier.level_id, balcony_ids: balconies, quantity: 1, is_selectable: true }));
+    });
+    this.store();
+  }
+
+  // ------------------------------------------------------------------ system control
+
+  control(type: RequestType, job: JobType): void {
+    this.plan.type = type;
+    this.entity('Level', 'site', job, null, 1);
+    this.job(job, 'site', 0, [], { quantity: 1 });
+  }
+
+  botJob(type: RequestType, job: JobType, botId: number): void {
+    this.plan.type = type;
+    this.plan.bot_id = botId;
+    this.entity('Bot', String(botId), job, null, 1);
+    const level = this.ctx.botLevel(botId);
+    if (level === undefined) return this.plan.abort.add('Bot', String(botId), ABORT.unknownBot);
+    if (level === null) return this.plan.abort.add('Bot', String(botId), ABORT.botNotOnboarded);
+    if (this.botBusy(botId)) return this.plan.abort.add('Bot', String(botId), ABORT.botBusy);
+    if (job === 'CHARGING' && this.ctx.site.level(level)!.chargers.length === 0) return this.plan.abort.add('Bot', String(botId), ABORT.noCharger);
+    this.plan.level_id = level;
+    this.job(job, String(botId), 0, [], { bot_id: botId, level_id: level, quantity: 1 });
+  }
+
+  offboard(botId: number, balconyId: number | undefined): void {
+    this.plan.type = 'OFFBOARD';
+    this.plan.bot_id = botId;
+    this.entity('Bot', String(botId), 'OFFBOARDING_BD', null, 1, balconyId === undefined ? undefined : [balconyId]);
+    const level = this.ctx.botLevel(botId);
+    if (level === undefined) return this.plan.abort.add('Bot', String(botId), ABORT.unknownBot);
+    if (level === null) return this.plan.abort.add('Bot', String(botId), ABORT.botNotOnboarded);
+    if (this.botBusy(botId)) return this.plan.abort.add('Bot', String(botId), ABORT.botBusy);
+    const balconies = this.levelBalconies(level, balconyId === undefined ? undefined : [balconyId]);
+    if (balconies.length === 0) return this.plan.abort.add('Bot', String(botId), ABORT.balconyLevel, `balcony ${balconyId} is not on level ${level}`);
+    this.plan.level_id = level;
+    const move = this.job('OFFBOARDING_BC', String(botId), 0, [], { bot_id: botId, level_id: level, balcony_ids: balconies, quantity: 1 });
+    this.job('OFFBOARDING_BD', String(botId), 0, [move.id], { bot_id: botId, level_id: level, balcony_ids: balconies, quantity: 1, is_selectable: true });
+  }
+
+  onboard(botId: number, levelId: number, balconyId: number): void {
+    this.plan.type = 'ONBOARD';
+    this.plan.bot_id = botId;
+    this.entity('Bot', String(botId), 'ONBOARDING', null, 1, [balconyId]);
+    if (!this.ctx.site.level(levelId)) return this.plan.abort.add('Level', String(levelId), ABORT.unknownLevel);
+    const current = this.ctx.botLevel(botId);
+    if (current !== undefined && current !== null) return this.plan.abort.add('Bot', String(botId), ABORT.botOnboarded, `on level ${current}`);
+    if (this.botBusy(botId)) return this.plan.abort.add('Bot', String(botId), ABORT.botBusy);
+    if (this.balconyLevel(balconyId) !== levelId) return this.plan.abort.add('Bot', String(botId), ABORT.balconyLevel, `balcony ${balconyId} is not on level ${levelId}`);
+    this.plan.level_id = levelId;
+    const person = this.job('ONBOARDING', String(botId), 0, [], { bot_id: botId, level_id: levelId, balcony_id: balconyId, balcony_ids: [balconyId], quantity: 1, is_selectable: true });
+    this.job('ONBOARDING_BD', String(botId), 0, [person.id], { bot_id: botId, level_id: levelId, balcony_id: balconyId, balcony_ids: [balconyId], quantity: 1 });
+  }
+
+  rfid(levelId: number, tags: { x: number; y: number }[] | undefined, check: boolean): void {
+    this.plan.type = 'RFID_MAINTENANCE';
+    const level = this.ctx.site.level(levelId);
+    this.entity('Level', String(levelId), 'WRITE_RFID_TAG', null, tags?.length ?? level?.rfid_tags.length ?? 0);
+    if (!level) return this.plan.abort.add('Level', String(levelId), ABORT.unknownLevel);
+    this.plan.level_id = levelId;
+    const known = new Set(level.rfid_tags.map((t) => positionKey(levelId, t.x, t.y)));
+    const list = tags ?? level.rfid_tags;
+    for (const t of list) if (!known.has(positionKey(levelId, t.x, t.y))) this.plan.abort.add('Level', `${levelId}:${t.x}:${t.y}`, ABORT.unknownTag);
+    if (this.plan.abort.failed) return;
+    const on = this.job('CHANGE_RFID_WRITING_MODE', String(levelId), -1, [], { level_id: levelId, quantity: 1, details: { writing_mode: true } });
+    const last: string[] = [];
+    for (const t of list) {
+      const write = this.job('WRITE_RFID_TAG', `${levelId}:${t.x}:${t.y}`, 0, [on.id], { level_id: levelId, quantity: 1, target: { x: t.x, y: t.y } });
+      last.push(check ? this.job('CHECK_RFID_TAG', `${levelId}:${t.x}:${t.y}`, -1, [write.id], { level_id: levelId, quantity: 1, target: { x: t.x, y: t.y } }).id : write.id);
+    }
+    this.job('CHANGE_RFID_WRITING_MODE', String(levelId), -1, last, { level_id: levelId, quantity: 1, details: { writing_mode: false } });
+  }
+
+  carrierOnboarding(carrierId: string, balconyId: number): void {
+    this.plan.type = 'ONBOARD';
+    this.entity('Carrier', carrierId, 'ONBOARDING', null, 1, [balconyId]);
+    if (this.carrier(carrierId)) return this.plan.abort.add('Carrier', carrierId, ABORT.carrierExists);
+    const levelId = this.balconyLevel(balconyId);
+    if (levelId === undefined) return this.plan.abort.add('Carrier', carrierId, ABORT.unknownBalcony, `balcony ${balconyId}`);
+    this.plan.level_id = levelId;
+    const person = this.job('ONBOARDING', carrierId, 0, [], { carrier_id: carrierId, level_id: levelId, balcony_id: balconyId, balcony_ids: [balconyId], quantity: 1, is_selectable: true });
+    this.job('STORING', carrierId, -1, [person.id], { carrier_id: carrierId, level_id: levelId, balcony_id: balconyId, balcony_ids: [balconyId] });
+  }
+
+  // ------------------------------------------------------------------ parts
+
+  /**
+   * The person's jobs (PICKING or REFILLING) for `quantity` items of an SKU, taken from the
+   * candidate boxes in order of fewest carrier moves, each after its carrier's RETRIEVING.
+   */
+  private work(
+    type: 'PICKING' | 'REFILLING', sku: SkuRecord, entity: EntityRecord, index: number, balconies: number[],
+    candidates: { box: BoxRecord; free: number; carrier: CarrierRecord | undefined }[], quantity: number,
+  ): JobRecord[] {
+    const out: JobRecord[] = [];
+    let left = quantity;
+    for (const c of this.byFewestMoves(candidates)) {
+      if (left === 0) break;
+      const take = Math.min(left, c.free);
+      left -= take;
+      this.taken.set(c.box.id, (this.taken.get(c.box.id) ?? 0) + take);
+      const retrieve = this.retrieve(c.carrier!, balconies, entity, index);
+      const job = this.job(type, entity.entity_id, index, [retrieve.id], {
+        carrier_id: c.carrier!.id, box_id: c.box.id, level_id: c.carrier!.level_id, balcony_ids: balconies, sku_id: sku.id, sku_name: sku.name,
+        quantity: take, measurement_unit: sku.measurement_unit, on_empty_sku_action: sku.on_empty_sku_action, is_selectable: true,
+      });
+      this.workedAt(c.carrier!.id, job);
+      out.push(job);
+    }
+    return out;
+  }
+
+  /** RETRIEVING of a carrier once per plan, after BUFFERING (or retrieving) what stands in front of it. */
+  private retrieve(carrier: CarrierRecord, balconies: number[], entity: EntityRecord, index: number): JobRecord {
+    const existing = this.retrieving.get(carrier.id);
+    if (existing) return existing;
+    const parents: string[] = [];
+    for (const blocker of this.inFront(carrier)) {
+      const own = this.retrieving.get(blocker.id);
+      if (own) {
+        parents.push(own.id);
+        continue;
+      }
+      const buffer = this.job('BUFFERING', blocker.id, -1, [], { carrier_id: blocker.id, level_id: blocker.level_id, details: { in_front_of: carrier.id } });
+      parents.push(buffer.id);
+      // Back into storage once the deep carrier has left the lane.
+      this.job('STORING', blocker.id, -1, [buffer.id], { carrier_id: blocker.id, level_id: blocker.level_id, details: { after_buffering: true } });
+    }
+    const job = this.job('RETRIEVING', carrier.id, entity.entity_type === 'Carrier' ? index : -1, parents, {
+      carrier_id: carrier.id, level_id: carrier.level_id, balcony_ids: balconies,
+    });
+    this.retrieving.set(carrier.id, job);
+    return job;
+  }
+
+  /** STORING of every retrieved carrier once the work at the balcony on it has ended. */
+  private store(): void {
+    for (const [carrierId, retrieve] of this.retrieving) {
+      const after = this.worked.get(carrierId) ?? [retrieve];
+      this.job('STORING', carrierId, -1, after.map((j) => j.id), { carrier_id: carrierId, level_id: retrieve.level_id, balcony_ids: retrieve.balcony_ids });
+    }
+  }
+
+  private workedAt(carrierId: string, job: JobRecord): void {
+    const list = this.worked.get(carrierId) ?? [];
+    list.push(job);
+    this.worked.set(carrierId, list);
+  }
+
+  private inFront(carrier: CarrierRecord): CarrierRecord[] {
+    const level = this.ctx.site.level(carrier.level_id);
+    return level ? carriersInFront(this.ctx.store, level, carrier) : [];
+  }
+
+  private byFewestMoves<C extends { box: BoxRecord; carrier: CarrierRecord | undefined }>(list: C[]): C[] {
+    const cost = (c: C) => (this.retrieving.has(c.carrier!.id) ? 0 : 1 + this.inFront(c.carrier!).length);
+    return list
+      .map((c) => ({ c, cost: cost(c) }))
+      .sort((a, b) => a.cost - b.cost || a.c.box.updated_at - b.c.box.updated_at || a.c.box.id - b.c.box.id)
+      .map((x) => x.c);
+  }
+
+  private job(type: JobType, entityId: string, entityIndex: number, parents: string[], fields: Partial<JobRecord> & { details?: JobDetails }): JobRecord {
+    const job: JobRecord = {
+      id: randomUUID(), request_id: this.requestId, type, status: 'CREATED', entity_id: entityId, entity_index: entityIndex,
+      carrier_id: null, box_id: null, bot_id: null, level_id: null, balcony_id: null, balcony_ids: [], sku_id: null, sku_name: null, quantity: null,
+      measurement_unit: null, on_empty_sku_action: null, is_selectable: false, details: {}, parent_job_ids: parents, target: null,
+      seq: this.ctx.nextSeq(), created_at: this.ctx.now, updated_at: this.ctx.now,
+      ...fields,
+    };
+    this.plan.jobs.push(job);
+    if (job.level_id !== null && this.plan.level_id === null) this.plan.level_id = job.level_id;
+    return job;
+  }
+
+  private entity(type: EntityRecord['entity_type'], entityId: string, jobType: JobType, skuId: string | null, quantity: number, balconyIds?: number[]): EntityRecord {
+    const entity: EntityRecord = {
+      id: randomUUID(), entity_id: entityId, entity_type: type, job_type: jobType, sku_id: skuId, balcony_ids: balconyIds ?? [],
+      total_quantity: quantity, completed_quantity: 0, succeeded_quantity: 0, cancelled_quantity: 0,
+    };
+    this.plan.entities.push(entity);
+    return entity;
+  }
+
+  private sku(id: string): SkuRecord | undefined {
+    const sku = this.ctx.store.collection(skus).get(id);
+    if (!sku) this.plan.abort.add('Sku', id, ABORT.unknownSku);
+    else if (sku.deleted_at !== null) this.plan.abort.add('Sku', id, ABORT.deletedSku);
+    else return sku;
+    return undefined;
+  }
+
+  private duplicate(entities: SkuEntityInput[], index: number): boolean {
+    const id = entities[index]!.sku_id;
+    if (entities.findIndex((e) => e.sku_id === id) === index) return false;
+    this.plan.abort.add('Sku', id, ABORT.duplicateEntity);
+    return true;
+  }
+
+  private carrier(id: string): CarrierRecord | undefined {
+    return this.ctx.store.collection(carriers).get(id);
+  }
+
+  /** Open work of another request holds the carrier. */
+  private carrierBusy(id: string): boolean {
+    for (const j of this.ctx.store.collection(jobs).findBy('carrier_id', id)) if (!isFinalJob(j.status) && j.request_id !== this.requestId) return true;
+    return false;
+  }
+
+  private botBusy(botId: number): boolean {
+    for (const j of this.openJobs()) if (j.bot_id === botId && (j.type === 'CHARGING' || j.type === 'UNCHARGING' || j.type.startsWith('OFFBOARDING') || j.type.startsWith('ONBOARDING'))) return true;
+    return false;
+  }
+
+  private *openJobs(): Iterable<JobRecord> {
+    for (const level of [0, ...this.ctx.site.levels.map((l) => l.id)]) {
+      for (const key of [...this.ctx.store.collection(jobs).keysBy('open', level)]) {
+        const j = this.ctx.store.collection(jobs).get(key);
+        if (j) yield j;
+      }
+    }
+  }
+
+  /** Box id -> quantity open jobs of `type` on the SKU hold. */
+  private reservedByBox(skuId: string, type: JobType): Map<number, number> {
+    const out = new Map<number, number>();
+    for (const j of this.ctx.store.collection(jobs).findBy('sku_id', skuId)) {
+      if (j.type === type && j.box_id !== null && !isFinalJob(j.status)) out.set(j.box_id, (out.get(j.box_id) ?? 0) + (j.quantity ?? 0));
+    }
+    return out;
+  }
+
+  private balconyLevel(balconyId: number): number | undefined {
+    return this.ctx.site.balconies.find((b) => b.id === balconyId)?.level_id;
+  }
+
+  /** Balconies an SKU may go to, narrowed by the entity's own list. */
+  private allowedBalconies(sku: SkuRecord, wanted: number[] | undefined): number[] {
+    const all = this.ctx.site.balconies.map((b) => b.id);
+    const allowed = sku.balcony_ids && sku.balcony_ids.length > 0 ? all.filter((id) => sku.balcony_ids!.includes(id)) : all;
+    return wanted ? allowed.filter((id) => wanted.includes(id)) : allowed;
+  }
+
+  private levelBalconies(levelId: number, wanted: number[] | undefined): number[] {
+    const level: SiteLevel | undefined = this.ctx.site.level(levelId);
+    const ids = level ? level.balconies.map((b) => b.id) : [];
+    return wanted ? ids.filter((id) => wanted.includes(id)) : ids;
+  }
+
+}

@@ -1,0 +1,145 @@
+// End to end over HTTPS against the simulated site: the real API, brain thread, planner, radio
+// link and simulated bots over ptys, with this test acting as the people at the balconies.
+// After each flow the inventory totals and the job graph are checked against what happened.
+import t from 'tap';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startAdminApp, type AdminApp } from './helpers/app.js';
+import { until } from './helpers/until.js';
+import { e2eSite } from './fixtures/e2e-site.js';
+import { carriers } from '../src/domain/inventory/records.js';
+
+// Whole daemons with simulated bots: slower than tap's default file budget on a loaded machine.
+t.setTimeout(300_000);
+
+let a: AdminApp;
+
+t.before(async () => {
+  const siteFile = path.join(mkdtempSync(path.join(tmpdir(), 'wh-e2e-')), 'site.json');
+  writeFileSync(siteFile, JSON.stringify(e2eSite()));
+  a = await startAdminApp({ WAREHOUSE_SITE: siteFile, WAREHOUSE_LINKS: 'on', WAREHOUSE_SIM_SPEED: '4' });
+  await until('three bots online', async () => (await get('/api/v2/bots')).filter((b: { online: boolean }) => b.online).length === 3, 30_000);
+});
+t.teardown(() => a.close());
+
+interface Node { id: string; type: string; status: string; carrier_id: string | null; parent_job_ids: string[]; details: Record<string, unknown>; quantity: number | null }
+
+const post = (p: string, json: unknown) => a.admin.request(p, { method: 'POST', json });
+const get = async (p: string) => (await a.admin.request(p)).json;
+const request = async (id: string) => (await get(`/api/v2/requests?id__eq=${id}`)).items[0];
+const graph = async (id: string) => (await get(`/api/v2/requests/${id}/job-graph`)).nodes as Node[];
+const total = async (sku: string) => (await get(`/api/v2/skus?id__eq=${sku}`)).items[0].total_quantity as number;
+const inStorage = (id: string) => {
+  const c = a.app.store.collection(carriers).get(id)!;
+  return a.app.site.kindAt(c.level_id, c.x, c.y) === 'storage';
+};
+
+/** Acts as the person at the balconies: confirms every job of the request that waits for a trigger, until the request ends. */
+async function work(requestId: string, onJob: (job: { id: string; type: string }) => Promise<unknown> = (job) => post(`/api/v2/trigger/${job.id}`, {}), ms = 120_000) {
+  return until(`request ${requestId} to end (${JSON.stringify(await graph(requestId).catch(() => []))})`, async () => {
+    for (const job of (await get(`/api/v2/jobs?request_id__eq=${requestId}&status__eq=EXECUTING&size=100`)).items) {
+      if (job.details.waiting_for === 'trigger') await onJob(job);
+    }
+    const r = await request(requestId);
+    return ['SUCCEEDED', 'CANCELLED', 'ABORTED'].includes(r.status) ? r : undefined;
+  }, ms);
+}
+
+t.test('a multi-SKU fulfillment over several carriers, one behind another, ends with exact inventory', async (t) => {
+  const before = { A: await total('A'), B: await total('B') };
+  const r = await post('/api/v2/requests', { type: 'FULFILLMENT', entities: [{ sku_id: 'A', quantity: 12 }, { sku_id: 'B', quantity: 2 }] });
+  t.equal(r.status, 201, JSON.stringify(r.json));
+  const nodes = await graph(r.json.id);
+  t.same(nodes.filter((n) => n.type === 'RETRIEVING').map((n) => n.carrier_id).sort(), ['C1', 'C2', 'C3'], 'A from C1 and C3, B from C2 behind C1');
+  const done = await work(r.json.id);
+  t.equal(done.status, 'SUCCEEDED');
+  t.same(done.entities.map((e: { succeeded_quantity: number }) => e.succeeded_quantity), [12, 2]);
+  t.equal(await total('A'), before.A - 12, 'A booked out once');
+  t.equal(await total('B'), before.B - 2);
+  const after = await graph(r.json.id);
+  t.ok(after.every((n) => n.status === 'SUCCEEDED'), 'every job succeeded');
+  for (const id of ['C1', 'C2', 'C3']) t.ok(inStorage(id), `${id} is back in storage`);
+  const events = await get(`/api/v2/events?request_id__eq=${r.json.id}&size=500`);
+  t.ok(events.items.some((e: { hex_value: string }) => e.hex_value === '0x6003'), 'request transitions are events');
+});
+
+t.test('a fetch is checked at the balcony and the carrier goes home', async (t) => {
+  const r = await post('/api/v2/requests', { type: 'FETCH', entities: [{ carrier_id: 'C4', balcony_ids: [2] }] });
+  t.equal(r.status, 201);
+  const done = await work(r.json.id);
+  t.equal(done.status, 'SUCCEEDED');
+  t.ok(inStorage('C4'));
+});
+
+t.test('priority 20 overtakes priority 10 at a full balcony; the next carrier waits near it', async (t) => {
+  await post('/api/v2/requests', { type: 'PAUSE' });
+  await until('paused', async () => (await get('/api/v2/storage_status')).storage_status === 'PAUSED');
+  const low1 = await post('/api/v2/requests', { type: 'FETCH', priority: 10, entities: [{ carrier_id: 'C4', balcony_ids: [2] }] });
+  const low2 = await post('/api/v2/requests', { type: 'FETCH', priority: 10, entities: [{ carrier_id: 'C3', balcony_ids: [2] }] });
+  const high = await post('/api/v2/requests', { type: 'FETCH', priority: 20, entities: [{ carrier_id: 'C1', balcony_ids: [2] }] });
+  await post('/api/v2/requests', { type: 'RESUME' });
+  const retrieving = async (id: string) => (await get(`/api/v2/jobs?request_id__eq=${id}&type__eq=RETRIEVING`)).items[0];
+  // Two positions at balcony 2: the priority request and the oldest normal one get them; the
+  // third bot fetches its carrier and holds it until a position frees, and says so.
+  const queued = await until('the third carrier to wait for a position', async () => {
+    const j = await retrieving(low2.json.id);
+    return j.status === 'EXECUTING' && j.details.waiting_for === 'balcony' ? j : undefined;
+  }, 60_000);
+  t.match(queued.details.reason, /until a position at balcony 2 frees/);
+  const highJob = await retrieving(high.json.id);
+  t.equal(highJob.balcony_id, 2, 'the priority request has a position');
+  t.equal((await retrieving(low1.json.id)).balcony_id, 2, 'and the oldest normal one');
+  t.equal(queued.balcony_id, null, 'the third has none yet');
+  for (const r of [high, low1, low2]) t.equal((await work(r.json.id)).status, 'SUCCEEDED');
+});
+
+t.test('cancel mid-flight: the carrier goes back to storage', async (t) => {
+  const r = await post('/api/v2/requests', { type: 'FETCH', entities: [{ carrier_id: 'C3', balcony_ids: [1] }] });
+  await until('the bot to be on its way', async () => (await graph(r.json.id)).find((n) => n.type === 'RETRIEVING')!.status === 'EXECUTING');
+  const cancelled = await post(`/api/v2/requests/${r.json.id}/cancel`, {});
+  t.equal(cancelled.status, 200);
+  const done = await work(r.json.id);
+  t.equal(done.status, 'CANCELLED');
+  const nodes = await graph(r.json.id);
+  t.equal(nodes.find((n) => n.type === 'CHECKING')!.status, 'CANCELLED');
+  t.ok(inStorage('C3'), 'C3 is in storage again');
+});
+
+t.test('a bot that faults mid-job: the job is aborted with an event and the work is recovered', async (t) => {
+  // Before the lift another bot takes the job over; after it, the carrier is on the faulted bot,
+  // which carries on once its fault is cleared (tried after brain.faultClearSeconds).
+  await a.admin.request('/api/v2/settings/brain.faultClearSeconds', { method: 'PATCH', json: { value_json: 2 } });
+  // The fault is raised the moment a bot is given the job (its start is an event), so it
+  // happens on the way to the carrier.
+  let faulted: Promise<number> | undefined;
+  const stop = a.app.events.subscribe((e) => {
+    if (faulted || e.hex_value !== '0x6004' || !/RETRIEVING .* ACCEPTED -> EXECUTING/.test(e.description) || e.bot_id === null) return;
+    const bot = Number(e.bot_id);
+    faulted = a.app.links!.simulator!.injectFault(1, bot, 0x0101, { detail: 4200 }).then(() => bot);
+  });
+  t.teardown(stop);
+  const r = await post('/api/v2/requests', { type: 'FETCH', entities: [{ carrier_id: 'C4', balcony_ids: [2] }] });
+  const moving = { bot_id: await until('a bot to take the job', async () => faulted) };
+  const done = await work(r.json.id);
+  t.equal(done.status, 'SUCCEEDED', 'the request still succeeds');
+  const nodes = await graph(r.json.id);
+  const aborted = nodes.find((n) => n.type === 'RETRIEVING' && n.status === 'ABORTED')!;
+  t.ok(aborted, 'the faulted job is ABORTED');
+  t.ok(aborted.details.replaced_by);
+  const events = await get(`/api/v2/events?request_id__eq=${r.json.id}&size=500`);
+  t.ok(events.items.some((e: { hex_value: string }) => e.hex_value === '0x6005'), 'job aborted event');
+  const faults = await get(`/api/v2/events?bot_id__eq=${moving.bot_id}&size=100`);
+  t.ok(faults.items.some((e: { hex_value: string }) => e.hex_value === '0x7001'), 'bot fault event with the bot id');
+  t.ok(inStorage('C4'));
+});
+
+t.test('cancel_all cancels open work and the brain restarts in a new thread', async (t) => {
+  const r = await post('/api/v2/requests', { type: 'FETCH', entities: [{ carrier_id: 'C1', balcony_ids: [1] }] });
+  const all = await post('/api/v2/requests/cancel_all', {});
+  t.equal(all.json.status, 'success');
+  t.ok(all.json.cancelled_count >= 1);
+  const done = await work(r.json.id);
+  t.equal(done.status, 'CANCELLED');
+  t.ok(inStorage('C1'));
+});

@@ -1,0 +1,43 @@
+/** The daemon as a child process, run from sources, and what it logs. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+
+const MAIN = path.join(import.meta.dirname, '../../src/main.ts');
+
+export interface Daemon {
+  child: ChildProcess;
+  lines: any[];
+  stderr: () => string;
+  /** Resolves with the port once the API listens. */
+  listening: Promise<number>;
+}
+
+/** Starts `src/main.ts` with only `env` (plus PATH and HOME) as its environment. */
+export function startDaemon(env: Record<string, string>): Daemon {
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: any[] = [];
+  let err = '';
+  let buffered = '';
+  let onListening: (port: number) => void;
+  const listening = new Promise<number>((resolve) => (onListening = resolve));
+  child.stdout!.on('data', (d: Buffer) => {
+    buffered += d.toString();
+    let nl;
+    while ((nl = buffered.indexOf('\n')) >= 0) {
+      const line = JSON.parse(buffered.slice(0, nl));
+      buffered = buffered.slice(nl + 1);
+      lines.push(line);
+      if (line.msg === 'HTTPS API listening') onListening(line.port);
+    }
+  });
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  return { child, lines, stderr: () => err, listening };
+}
+
+/** Resolves with the exit code (null when killed by a signal). */
+export const exited = (child: ChildProcess): Promise<number | null> =>
+  child.exitCode !== null ? Promise.resolve(child.exitCode) : new Promise((r) => child.once('exit', (code) => r(code)));
+

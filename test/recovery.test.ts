@@ -1,0 +1,122 @@
+// kill -9 of the daemon right after it acknowledged requests and a trigger: after a restart on
+// the same state directory every acknowledged change is there exactly once, the reservations
+// agree with the open jobs, and the brain picks the open work up again.
+import t, { type Test } from 'tap';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Client } from './helpers/client.js';
+import { exited, startDaemon, type Daemon } from './helpers/daemon.js';
+import { until } from './helpers/until.js';
+import { smallSite } from './fixtures/small-site.js';
+import { e2eSite } from './fixtures/e2e-site.js';
+
+// Whole daemons with simulated bots: slower than tap's default file budget on a loaded machine.
+t.setTimeout(300_000);
+
+const stateDir = mkdtempSync(path.join(tmpdir(), 'wh-recovery-'));
+const siteFile = path.join(stateDir, 'site.json');
+writeFileSync(siteFile, JSON.stringify(smallSite()));
+t.teardown(() => rmSync(stateDir, { recursive: true, force: true }));
+
+const env = { WAREHOUSE_STATE_DIR: stateDir, WAREHOUSE_PORT: '0', WAREHOUSE_SITE: siteFile, WAREHOUSE_LINKS: 'off', WAREHOUSE_LOG_LEVEL: 'info' };
+
+async function start(t: Test): Promise<{ d: Daemon; c: Client }> {
+  const d = startDaemon(env);
+  t.teardown(() => d.child.kill('SIGKILL'));
+  const port = await d.listening;
+  const key = JSON.parse(readFileSync(path.join(stateDir, 'bootstrap-admin.json'), 'utf8')).api_key as string;
+  const c = new Client(port, readFileSync(path.join(stateDir, 'tls/self-signed-cert.pem')), key);
+  t.teardown(() => c.close());
+  return { d, c };
+}
+
+t.test('acknowledged requests, jobs, bookings and reservations survive kill -9', async (t) => {
+  const first = await start(t);
+  let c = first.c;
+  const fulfil = await c.request('/api/v2/requests', { method: 'POST', json: { type: 'FULFILLMENT', entities: [{ sku_id: 'A', quantity: 2 }] } });
+  t.equal(fulfil.status, 201);
+  const onboard = await c.request('/api/v2/requests', { method: 'POST', json: { type: 'CARRIER_ONBOARDING', carrier_id: 'C9', balcony_id: 1 } });
+  t.equal(onboard.status, 201);
+  const person = await until('the onboarding job to wait for its trigger', async () => {
+    const j = (await c.get(`/api/v2/jobs?request_id__eq=${onboard.json.id}&type__eq=ONBOARDING`)).json.items[0];
+    return j?.status === 'EXECUTING' ? j : undefined;
+  });
+  const trigger = await c.request(`/api/v2/trigger/${person.id}`, { method: 'POST', json: {} });
+  t.equal(trigger.status, 200);
+  const keyed = await c.request('/api/v2/requests', { method: 'POST', json: { type: 'FETCH', entities: [{ carrier_id: 'C4' }] }, headers: { 'idempotency-key': 'k-1' } });
+  t.equal(keyed.status, 201);
+  first.d.child.kill('SIGKILL');
+  t.equal(await exited(first.d.child), null, 'killed');
+
+  const second = await start(t);
+  c = second.c;
+  const r1 = (await c.get(`/api/v2/requests?id__eq=${fulfil.json.id}`)).json.items[0];
+  t.equal(r1.status, 'ACCEPTED', 'the fulfillment is there, still open');
+  const sku = (await c.get('/api/v2/skus?id__eq=A')).json.items[0];
+  const picks = (await c.get(`/api/v2/requests/${fulfil.json.id}/job-graph`)).json.nodes.filter((n: { type: string }) => n.type === 'PICKING');
+  t.equal(sku.total_quantity - sku.fulfillable, picks.reduce((n: number, p: { quantity: number }) => n + p.quantity, 0), 'reserved_out equals the open picks');
+  const graph = (await c.get(`/api/v2/requests/${onboard.json.id}/job-graph`)).json.nodes;
+  t.equal(graph.find((n: { type: string }) => n.type === 'ONBOARDING').status, 'SUCCEEDED', 'the trigger was kept');
+  const again = await c.request(`/api/v2/trigger/${person.id}`, { method: 'POST', json: {} });
+  t.equal(again.status, 409, 'and is not booked twice');
+  const replay = await c.request('/api/v2/requests', { method: 'POST', json: { type: 'FETCH', entities: [{ carrier_id: 'C4' }] }, headers: { 'idempotency-key': 'k-1' } });
+  t.equal(replay.status, 200, 'the idempotency key outlives the crash');
+  t.equal(replay.json.id, keyed.json.id);
+  const storing = await until('the restarted brain to explain the STORING job', async () => {
+    const j = (await c.get(`/api/v2/jobs?request_id__eq=${onboard.json.id}&type__eq=STORING`)).json.items[0];
+    return j?.details.waiting_for ? j : undefined;
+  });
+  t.equal(storing.status, 'ACCEPTED');
+  t.equal((await c.get('/api/v2/storage_status')).json.storage_status, 'RUNNING');
+});
+
+t.test('kill -9 while a bot carries work: after the restart the request finishes, booked once, carriers home', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'wh-recovery-bots-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const layout = path.join(dir, 'site.json');
+  writeFileSync(layout, JSON.stringify(e2eSite()));
+  const botsEnv = { WAREHOUSE_STATE_DIR: dir, WAREHOUSE_PORT: '0', WAREHOUSE_SITE: layout, WAREHOUSE_LINKS: 'on', WAREHOUSE_SIM_SPEED: '4', WAREHOUSE_LOG_LEVEL: 'info' };
+  const run = async () => {
+    const d = startDaemon(botsEnv);
+    t.teardown(() => d.child.kill('SIGKILL'));
+    const port = await d.listening;
+    const key = JSON.parse(readFileSync(path.join(dir, 'bootstrap-admin.json'), 'utf8')).api_key as string;
+    const c = new Client(port, readFileSync(path.join(dir, 'tls/self-signed-cert.pem')), key);
+    t.teardown(() => c.close());
+    await until('bots online', async () => (await c.get('/api/v2/bots')).json.filter((b: { online: boolean }) => b.online).length === 3, 30_000);
+    return { d, c };
+  };
+  const first = await run();
+  const before = (await first.c.get('/api/v2/skus?id__eq=A')).json.items[0].total_quantity as number;
+  const r = await first.c.request('/api/v2/requests', { method: 'POST', json: { type: 'FULFILLMENT', entities: [{ sku_id: 'A', quantity: 12 }] } });
+  t.equal(r.status, 201);
+  await until('a bot to carry the first carrier', async () => {
+    const nodes = (await first.c.get(`/api/v2/requests/${r.json.id}/job-graph`)).json.nodes as { type: string; status: string; details: { phase?: string } }[];
+    return nodes.some((n) => n.type === 'RETRIEVING' && n.status === 'EXECUTING' && n.details.phase === 'carrying');
+  }, 30_000);
+  first.d.child.kill('SIGKILL');
+  await exited(first.d.child);
+
+  const second = await run();
+  const c = second.c;
+  const graph = async () => JSON.stringify((await c.get(`/api/v2/requests/${r.json.id}/job-graph`)).json.nodes.map((n: { type: string; status: string; carrier_id: string; details: unknown }) => [n.type, n.status, n.carrier_id, n.details]));
+  const done = await until('the request to end after the restart', async () => {
+    for (const job of (await c.get(`/api/v2/jobs?request_id__eq=${r.json.id}&status__eq=EXECUTING&size=100`)).json.items) {
+      if (job.details.waiting_for === 'trigger') await c.request(`/api/v2/trigger/${job.id}`, { method: 'POST', json: {} });
+    }
+    const req = (await c.get(`/api/v2/requests?id__eq=${r.json.id}`)).json.items[0];
+    return ['SUCCEEDED', 'CANCELLED', 'ABORTED'].includes(req.status) ? req : undefined;
+  }, 60_000).catch(async (err: Error) => {
+    const waiting = (await c.get(`/api/v2/jobs?request_id__eq=${r.json.id}&status__eq=EXECUTING&size=100`)).json.items[0];
+    const tried = waiting ? await c.request(`/api/v2/trigger/${waiting.id}`, { method: 'POST', json: {} }) : undefined;
+    throw new Error(`${err.message}: ${await graph()} trigger: ${tried?.status} ${JSON.stringify(tried?.json)}`);
+  });
+  t.equal(done.status, 'SUCCEEDED');
+  t.equal(done.entities[0].succeeded_quantity, 12);
+  t.equal((await c.get('/api/v2/skus?id__eq=A')).json.items[0].total_quantity, before - 12, 'booked exactly once');
+  for (const id of ['C1', 'C3']) {
+    const row = (await c.get(`/api/v2/inventory_view?carrier_id__eq=${id}&size=10`)).json.items[0];
+    t.ok(row.position_y >= 2, `${id} is back in a storage space`);
+  }
+});
