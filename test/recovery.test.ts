@@ -71,52 +71,70 @@ t.test('acknowledged requests, jobs, bookings and reservations survive kill -9',
   t.equal((await c.get('/api/v2/storage_status')).json.storage_status, 'RUNNING');
 });
 
-t.test('kill -9 while a bot carries work: after the restart the request finishes, booked once, carriers home', async (t) => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'wh-recovery-bots-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const layout = path.join(dir, 'site.json');
-  writeFileSync(layout, JSON.stringify(e2eSite()));
-  const botsEnv = { WAREHOUSE_STATE_DIR: dir, WAREHOUSE_PORT: '0', WAREHOUSE_SITE: layout, WAREHOUSE_LINKS: 'on', WAREHOUSE_SIM_SPEED: '4', WAREHOUSE_LOG_LEVEL: 'info' };
-  const run = async () => {
-    const d = startDaemon(botsEnv);
-    t.teardown(() => d.child.kill('SIGKILL'));
-    const port = await d.listening;
-    const key = JSON.parse(readFileSync(path.join(dir, 'bootstrap-admin.json'), 'utf8')).api_key as string;
-    const c = new Client(port, readFileSync(path.join(dir, 'tls/self-signed-cert.pem')), key);
-    t.teardown(() => c.close());
-    await until('bots online', async () => (await c.get('/api/v2/bots')).json.filter((b: { online: boolean }) => b.online).length === 3, 30_000);
-    return { d, c };
-  };
-  const first = await run();
-  const before = (await first.c.get('/api/v2/skus?id__eq=A')).json.items[0].total_quantity as number;
-  const r = await first.c.request('/api/v2/requests', { method: 'POST', json: { type: 'FULFILLMENT', entities: [{ sku_id: 'A', quantity: 12 }] } });
-  t.equal(r.status, 201);
-  await until('a bot to carry the first carrier', async () => {
-    const nodes = (await first.c.get(`/api/v2/requests/${r.json.id}/job-graph`)).json.nodes as { type: string; status: string; details: { phase?: string } }[];
-    return nodes.some((n) => n.type === 'RETRIEVING' && n.status === 'EXECUTING' && n.details.phase === 'carrying');
-  }, 30_000);
-  first.d.child.kill('SIGKILL');
-  await exited(first.d.child);
+interface GraphNode { id: string; type: string; status: string; carrier_id: string; details: { phase?: string; waiting_for?: string } }
 
-  const second = await run();
-  const c = second.c;
-  const graph = async () => JSON.stringify((await c.get(`/api/v2/requests/${r.json.id}/job-graph`)).json.nodes.map((n: { type: string; status: string; carrier_id: string; details: unknown }) => [n.type, n.status, n.carrier_id, n.details]));
-  const done = await until('the request to end after the restart', async () => {
-    for (const job of (await c.get(`/api/v2/jobs?request_id__eq=${r.json.id}&status__eq=EXECUTING&size=100`)).json.items) {
-      if (job.details.waiting_for === 'trigger') await c.request(`/api/v2/trigger/${job.id}`, { method: 'POST', json: {} });
+/**
+ * A fulfillment on the bots' site, the daemon killed once `killWhen` holds for its job graph,
+ * restarted on the same state: the request must end SUCCEEDED, booked once, carriers home.
+ */
+function killMidFlow(name: string, killWhen: (nodes: GraphNode[]) => boolean): void {
+  t.test(name, async (t) => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'wh-recovery-bots-'));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    const layout = path.join(dir, 'site.json');
+    writeFileSync(layout, JSON.stringify(e2eSite()));
+    const botsEnv = { WAREHOUSE_STATE_DIR: dir, WAREHOUSE_PORT: '0', WAREHOUSE_SITE: layout, WAREHOUSE_LINKS: 'on', WAREHOUSE_SIM_SPEED: '4', WAREHOUSE_LOG_LEVEL: 'info' };
+    const run = async () => {
+      const d = startDaemon(botsEnv);
+      t.teardown(() => d.child.kill('SIGKILL'));
+      const port = await Promise.race([d.listening, exited(d.child).then((code) => {
+        throw new Error(`the daemon exited (${code}) before it listened: ${d.lines.filter((l) => l.level >= 50).map((l) => JSON.stringify(l)).join('\n')}`);
+      })]);
+      const key = JSON.parse(readFileSync(path.join(dir, 'bootstrap-admin.json'), 'utf8')).api_key as string;
+      const c = new Client(port, readFileSync(path.join(dir, 'tls/self-signed-cert.pem')), key);
+      t.teardown(() => c.close());
+      await until('bots online', async () => (await c.get('/api/v2/bots')).json.filter((b: { online: boolean }) => b.online).length === 3, 30_000);
+      return { d, c };
+    };
+    const first = await run();
+    const before = (await first.c.get('/api/v2/skus?id__eq=A')).json.items[0].total_quantity as number;
+    const r = await first.c.request('/api/v2/requests', { method: 'POST', json: { type: 'FULFILLMENT', entities: [{ sku_id: 'A', quantity: 12 }] } });
+    t.equal(r.status, 201);
+    await until('the moment to kill', async () => killWhen((await first.c.get(`/api/v2/requests/${r.json.id}/job-graph`)).json.nodes), 60_000);
+    first.d.child.kill('SIGKILL');
+    await exited(first.d.child);
+
+    const second = await run();
+    const c = second.c;
+    const done = await until('the request to end after the restart', async () => {
+      for (const job of (await c.get(`/api/v2/jobs?request_id__eq=${r.json.id}&status__eq=EXECUTING&size=100`)).json.items) {
+        if (job.details.waiting_for === 'trigger') await c.request(`/api/v2/trigger/${job.id}`, { method: 'POST', json: {} });
+      }
+      const req = (await c.get(`/api/v2/requests?id__eq=${r.json.id}`)).json.items[0];
+      return ['SUCCEEDED', 'CANCELLED', 'ABORTED'].includes(req.status) ? req : undefined;
+    }, 90_000).catch(async (err: Error) => {
+      // The jobs as they stand, the bots, and what the restarted daemon said: the why.
+      const jobs = (await c.get(`/api/v2/jobs?request_id__eq=${r.json.id}&size=100`)).json.items.map((j: Record<string, unknown>) => [j.type, j.status, j.carrier_id, j.bot_id, j.target, j.details]);
+      const bots = (await c.get('/api/v2/bots')).json;
+      const said = second.d.lines.filter((l) => l.level >= 40 || /brain|job|planner|bot/.test(l.msg)).slice(-60).map((l) => JSON.stringify(l)).join('\n');
+      throw new Error(`${err.message}\njobs: ${JSON.stringify(jobs)}\nbots: ${JSON.stringify(bots)}\n${said}`);
+    });
+    t.equal(done.status, 'SUCCEEDED');
+    t.equal(done.entities[0].succeeded_quantity, 12);
+    t.equal((await c.get('/api/v2/skus?id__eq=A')).json.items[0].total_quantity, before - 12, 'booked exactly once');
+    // The inventory view follows the brain's commits by message, a moment after the store.
+    for (const id of ['C1', 'C3']) {
+      const row = await until(`${id} back in a storage space in the inventory view`, async () => {
+        const item = (await c.get(`/api/v2/inventory_view?carrier_id__eq=${id}&size=10`)).json.items[0];
+        return item.position_y >= 2 ? item : undefined;
+      }, 10_000);
+      t.ok(row.position_y >= 2, `${id} is back in a storage space`);
     }
-    const req = (await c.get(`/api/v2/requests?id__eq=${r.json.id}`)).json.items[0];
-    return ['SUCCEEDED', 'CANCELLED', 'ABORTED'].includes(req.status) ? req : undefined;
-  }, 60_000).catch(async (err: Error) => {
-    const waiting = (await c.get(`/api/v2/jobs?request_id__eq=${r.json.id}&status__eq=EXECUTING&size=100`)).json.items[0];
-    const tried = waiting ? await c.request(`/api/v2/trigger/${waiting.id}`, { method: 'POST', json: {} }) : undefined;
-    throw new Error(`${err.message}: ${await graph()} trigger: ${tried?.status} ${JSON.stringify(tried?.json)}`);
   });
-  t.equal(done.status, 'SUCCEEDED');
-  t.equal(done.entities[0].succeeded_quantity, 12);
-  t.equal((await c.get('/api/v2/skus?id__eq=A')).json.items[0].total_quantity, before - 12, 'booked exactly once');
-  for (const id of ['C1', 'C3']) {
-    const row = (await c.get(`/api/v2/inventory_view?carrier_id__eq=${id}&size=10`)).json.items[0];
-    t.ok(row.position_y >= 2, `${id} is back in a storage space`);
-  }
-});
+}
+
+killMidFlow('kill -9 while a bot carries work: after the restart the request finishes, booked once, carriers home',
+  (nodes) => nodes.some((n) => n.type === 'RETRIEVING' && n.status === 'EXECUTING' && n.details.phase === 'carrying'));
+// The simulated site then starts with the carrier at the balcony, where the store says it is.
+killMidFlow('kill -9 while a carrier waits at the balcony for its pick: after the restart the pick is made there',
+  (nodes) => nodes.some((n) => n.type === 'PICKING' && n.status === 'EXECUTING' && n.details.waiting_for === 'trigger'));

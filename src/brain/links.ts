@@ -52,9 +52,21 @@ export interface CarrierPlace {
   y: number;
 }
 
-/** Writes the site layout with the carriers where they stand now, for the simulator; returns its path. */
-function simulatorLayout(site: Site, places: readonly CarrierPlace[], stateDir: string): string {
-  const carriers = places.map((c) => ({ id: c.id, level_id: c.level_id, x: c.x, y: c.y }));
+/** Cells a carrier can stand on by itself; elsewhere it is on a bot. */
+const CARRIER_CELLS = new Set(['storage', 'buffer', 'port']);
+
+/**
+ * Writes the site layout with the carriers where they stand now, for the simulator; returns its
+ * path. A carrier the store places on a bot (stopped on a highway with it) is left out: the
+ * simulated bots start afresh unloaded, so it is for a person to set it down and onboard it
+ * again, as on a real site (the brain's job says so).
+ */
+function simulatorLayout(site: Site, places: readonly CarrierPlace[], stateDir: string, logger: Logger): string {
+  const carriers = [];
+  for (const c of places) {
+    if (CARRIER_CELLS.has(site.kindAt(c.level_id, c.x, c.y) ?? '')) carriers.push({ id: c.id, level_id: c.level_id, x: c.x, y: c.y });
+    else logger.warn({ carrier_id: c.id, level_id: c.level_id, x: c.x, y: c.y }, 'carrier on a bot when the daemon stopped: left out of the simulated site');
+  }
   const file = path.join(stateDir, 'simulated-site.json');
   writeFileSync(file, JSON.stringify({ ...site.layout, carriers }), { mode: 0o600 });
   return file;
@@ -104,7 +116,7 @@ export class SiteLinks {
     };
     // The simulated site starts where the store says the carriers are (they moved since the
     // layout was written), as a real site would after a restart.
-    const simSite = options.carriers && options.stateDir ? simulatorLayout(site, options.carriers, options.stateDir) : sitePath;
+    const simSite = options.carriers && options.stateDir ? simulatorLayout(site, options.carriers, options.stateDir, logger) : sitePath;
     const sim = simulated ? await startSimulator({ site: simSite, onLog: (line) => logger.debug({ sim: line }, 'simulator'), ...(figures ? { figures } : {}) }) : undefined;
     if (sim) logger.info({ pid: sim.pid, devices: Object.fromEntries(sim.devices) }, 'simulator started');
     const links = new SiteLinks(site, logger, sim, options.now ?? Date.now);

@@ -434,7 +434,9 @@ function checkCarriers(carriers: CarrierLayout[], grids: Map<number, Grid>, skuI
     else if (!inside(g, c.x, c.y)) out.add(`${at}: (${c.x}, ${c.y}) is outside the grid of level ${c.level_id}`);
     else {
       const kind = g.kinds[c.y * g.width + c.x];
-      if (kind !== CODE.storage && kind !== CODE.buffer) out.add(`${at}: (${c.x}, ${c.y}) on level ${c.level_id} is a ${KINDS[kind]} cell, expected storage or buffer`);
+      // A port too: a carrier may stand at a balcony when the layout is written (the simulator's
+      // layout after a restart holds the carriers where the store says they are).
+      if (kind !== CODE.storage && kind !== CODE.buffer && kind !== CODE.port) out.add(`${at}: (${c.x}, ${c.y}) on level ${c.level_id} is a ${KINDS[kind]} cell, expected storage, buffer or port`);
       const key = `${c.level_id}:${c.x}:${c.y}`;
       const other = cells.get(key);
       if (other !== undefined) out.add(`${at}: carrier ${JSON.stringify(other)} already stands at (${c.x}, ${c.y}) on level ${c.level_id}`);
