@@ -3,7 +3,7 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'native/build/**', 'node_modules/**', 'coverage/**', '.tap/**'] },
+  { ignores: ['dist/**', 'native/build/**', 'node_modules/**', 'coverage/**', '.tap/**', 'tmp-me/**'] },
   ...tseslint.configs.recommended,
   {
     files: ['**/*.ts'],

@@ -7,11 +7,13 @@
 //   framework  HttpServer + listRoute() (src/http/list-route.ts, as the app's list endpoints):
 //              query parsed, coerced and validated against the list engine's schema, the list
 //              engine over 1,000 in-memory rows, a 50-row envelope whose rows carry a timestamp
-//              pair, JSON out. Its source does not declare `rowsImmutable`, as no list source of
-//              the app does today: every item is serialized on every request.
+//              pair, JSON out. Its source does not declare `rowsImmutable`: every item is
+//              serialized on every request, as for the app's lists read from LMDB (requests,
+//              jobs, SKUs, events).
 //   fw-memo    As framework, over a copy of the rows whose source declares `rowsImmutable`, so
 //              listRoute keeps each row's serialized item and assembles the envelope from them
-//              (src/http/list-route.ts). What a source with immutable rows would get.
+//              (src/http/list-route.ts): the path of the app's inventory view, whose rows are
+//              replaced, never written (src/domain/inventory/view.ts).
 //   fw-static  The same route and query schema, but the handler returns the precomputed bytes
 //              (Reply): the framework's own cost (routing, query, validation, exchange).
 //   fw-json    As fw-static, but the handler returns the precomputed envelope object, so the

@@ -282,6 +282,9 @@ t.test('the inventory view: one row per box and per empty space, filters, search
   await send('PATCH', '/api/v2/sku/A', { name: 'Zinc washer' });
   t.same((await rows('search=*:hex')).items, [], 'the old name is gone');
   t.same((await rows('search=*:zinc&sort_by=box_id')).items.map((r: { box_id: number }) => r.box_id), [1, 4], 'the new name is found');
+  // Rows are replaced, never written: an item served before (and kept serialized) shows the change.
+  t.equal(app.view.rowsImmutable, true);
+  t.equal((await rows('box_id__eq=1')).items[0].sku_name, 'Zinc washer', 'a kept item follows the SKU');
   await send('PATCH', '/api/v2/sku/A', { name: 'Hex bolt M8' });
   await send('PATCH', '/api/v2/box/4', { section_code: '0000000000000001' });
   t.same((await rows('search=*:1/16')).items.map((r: { box_id: number }) => r.box_id), [4], 'a moved box is found by its new size');

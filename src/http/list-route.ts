@@ -4,30 +4,19 @@
  *
  * Serializing the items is most of a list request's cost (JSON.stringify of a 50-row page is
  * ~30 to 40 µs, the rest of the request ~50; docs/benchmarks.md). A source whose rows never
- * change may say so with `rowsImmutable`; its routes then keep each row's serialized item and
- * assemble the envelope from those pieces. The answer is still computed from the rows on every
- * request: the engine filters, sorts and pages them, and an item is serialized anew whenever
- * its row is another object.
+ * change may say so with `rowsImmutable` (ListSource); its routes then keep each row's
+ * serialized item and assemble the envelope from those pieces. The answer is still computed
+ * from the rows on every request: the engine filters, sorts and pages them, and an item is
+ * serialized anew whenever its row is another object.
+ *
+ * The promise is checked, not trusted: each row is frozen when its item is first kept, so
+ * writing one in place throws at the writer, and with `checkResponses` (tests) every
+ * assembled answer must equal `JSON.stringify` of the freshly computed page, byte for byte.
  */
 import type { TSchema } from 'typebox';
 import { executeList, listQuerySchema, parseListQuery, type FieldTable, type ListOptions, type ListSource, type Page as PageOf } from '../domain/list/index.js';
 import { JsonReply, route, type AnyRoute } from './route.js';
 import { Page } from './schemas/common.js';
-
-/**
- * A source's promise that lets its routes reuse serialized items. It holds when a row object,
- * and everything a view reads through it, never changes after the source hands it out: a
- * changed row is a new object. Sources that mutate rows in place (an `Object.assign` or a
- * field written on refresh) must not set it; sources whose rows are read anew on every call
- * (LMDB collections) gain nothing from it.
- *
- * It is checked, not trusted: each row is frozen when its item is first kept, so writing one
- * in place throws at the writer, and with `checkResponses` (tests) every assembled answer must
- * equal `JSON.stringify` of the freshly computed page, byte for byte.
- */
-export interface ImmutableRows {
-  readonly rowsImmutable?: boolean;
-}
 
 export interface ListRouteSpec<T> {
   path: string;
@@ -36,7 +25,7 @@ export interface ListRouteSpec<T> {
   description?: string;
   permission: string;
   fields: FieldTable<T>;
-  source: ListSource<T> & ImmutableRows;
+  source: ListSource<T>;
   item: TSchema;
   view(row: T): unknown;
   options: ListOptions;

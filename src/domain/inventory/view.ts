@@ -8,6 +8,10 @@
  * Rows are also kept in `eta` order (an OrderedIndex, ties in scan order), updated wherever a
  * row's eta changes: a list sorted by eta reads its page from that order instead of reading
  * and sorting every matching row (140,000 for half a large site).
+ *
+ * A row handed out is never written again: any change (a box, a move, an eta, the SKU's facts)
+ * puts a changed copy in its place. So the list route may keep each row's serialized item
+ * (`rowsImmutable`), and anything that keeps a row (a search text) keeps it by identity.
  */
 import { OrderedIndex, type GatheredRows, type ListSource } from '../list/index.js';
 import type { Site, SiteLevel, StorageSpace } from '../site/load.js';
@@ -42,7 +46,7 @@ export interface InventoryRow {
   occupancy: number;
   eta: number | null;
   sku_id: string | null;
-  /** The SKU's facts as they are now (refreshSku updates the slot in place), or null without a load. */
+  /** The SKU's facts as they are now (refreshSku fills the slot and replaces its rows), or null without a load. */
   sku: SkuSlot | null;
   item_count: number | null;
   item_count_max: number | null;
@@ -53,9 +57,6 @@ export interface InventoryRow {
    * keeps it; a dropped and re-added one goes last): the tie order of every sort.
    */
   seq: number;
-  /** Lower-cased searchable text, kept until the row or its SKU's facts change. */
-  searchText?: string;
-  searchFacts?: SkuFacts;
 }
 
 /** What rows show of an SKU. */
@@ -71,6 +72,7 @@ export interface SkuSlot {
 }
 
 export class InventoryView implements ListSource<InventoryRow> {
+  readonly rowsImmutable = true;
   private readonly rows = new Map<string, InventoryRow>();
   private readonly byCarrier = new Map<string, InventoryRow[]>();
   private readonly bySku = new Map<string, Set<InventoryRow>>();
@@ -86,6 +88,8 @@ export class InventoryView implements ListSource<InventoryRow> {
   private readonly boxHeight = new Map<number, number>();
   /** Every row by eta (missing last), ties by seq; not kept during build, which loads it at the end. */
   private readonly etaOrder = new OrderedIndex<InventoryRow>((row) => row.eta, (row) => row.seq);
+  /** Lower-cased searchable text by row; a changed row is another object, so it never goes stale. */
+  private readonly searchTexts = new WeakMap<InventoryRow, string>();
   private nextSeq = 0;
   private building = false;
 
@@ -154,16 +158,18 @@ export class InventoryView implements ListSource<InventoryRow> {
   /** Re-reads an SKU's name, unit and empty action after a committed change. */
   refreshSku(id: string): void {
     const sku = this.store.collection(skus).get(id);
-    this.slot(id).facts = sku ? factsOf(sku) : undefined;
+    const facts = sku ? factsOf(sku) : undefined;
+    const slot = this.slot(id);
+    if (sameFacts(slot.facts, facts)) return;
+    slot.facts = facts;
+    // The rows show the facts: each becomes a new object, as for any other change.
+    for (const row of [...(this.bySku.get(id) ?? [])]) this.replace(row, { ...row });
   }
 
   searchText(row: InventoryRow, compute: (row: InventoryRow) => string): string {
-    const facts = row.sku?.facts;
-    if (row.searchText === undefined || row.searchFacts !== facts) {
-      row.searchText = compute(row);
-      row.searchFacts = facts;
-    }
-    return row.searchText;
+    let text = this.searchTexts.get(row);
+    if (text === undefined) this.searchTexts.set(row, (text = compute(row)));
+    return text;
   }
 
   /** What rows show of an SKU, if it exists. */
@@ -287,7 +293,7 @@ export class InventoryView implements ListSource<InventoryRow> {
     if (old.length > 0) {
       // A row may have moved to another carrier already (a swap refreshes both): leave it there.
       const keep = new Set(list.map((row) => row.id));
-      for (const row of old) if (!keep.has(row.id) && row.box_id !== null && row.carrier_id === carrier.id) this.drop(row.id);
+      for (const row of old) if (!keep.has(row.id) && this.boxRowOf(row.id, carrier.id)) this.drop(row.id);
     }
     this.byCarrier.set(carrier.id, list);
     if (!space) {
@@ -298,7 +304,7 @@ export class InventoryView implements ListSource<InventoryRow> {
 
   /** Takes a carrier off the cell it stood on, restoring that space's empty row. */
   private leave(carrierId: string, cell: string, lanes: Set<string>): void {
-    for (const row of this.byCarrier.get(carrierId) ?? []) if (row.box_id !== null && row.carrier_id === carrierId) this.drop(row.id);
+    for (const row of this.byCarrier.get(carrierId) ?? []) if (this.boxRowOf(row.id, carrierId)) this.drop(row.id);
     this.byCarrier.delete(carrierId);
     this.carrierAt.delete(carrierId);
     if (this.carrierOn.get(cell) === carrierId) this.carrierOn.delete(cell);
@@ -306,6 +312,12 @@ export class InventoryView implements ListSource<InventoryRow> {
     const space = this.site.level(level)?.spaceAt(x, y);
     if (space) this.put(this.spaceRow(space, null));
     this.noteLane(level, x, y, lanes);
+  }
+
+  /** Whether the view's row `id` is a box row of this carrier now (a list may hold an older copy). */
+  private boxRowOf(id: string, carrierId: string): boolean {
+    const row = this.rows.get(id);
+    return row !== undefined && row.box_id !== null && row.carrier_id === carrierId;
   }
 
   private noteLane(levelId: number, x: number, y: number, lanes: Set<string>): void {
@@ -355,27 +367,31 @@ export class InventoryView implements ListSource<InventoryRow> {
     };
   }
 
-  /** Sets a row's eta, keeping the eta order; a row no longer in the view stays out of it. */
+  /** Gives a row its eta: a copy in its place, or the row itself during build (none handed out yet). */
   private setEta(row: InventoryRow, eta: number | null): void {
     if (row.eta === eta) return;
-    const held = this.etaOrder.remove(row);
-    row.eta = eta;
-    if (held) this.etaOrder.add(row);
+    if (this.building) row.eta = eta;
+    else this.replace(row, { ...row, eta });
   }
 
-  /** Inserts or replaces a row by id; a replaced row keeps its place in scan order. */
+  /** Puts a changed copy where a row was (indexes, eta order, its carrier's list); an older copy is left alone. */
+  private replace(old: InventoryRow, next: InventoryRow): void {
+    if (this.rows.get(old.id) !== old) return;
+    this.unindex(old);
+    this.rows.set(next.id, next);
+    this.index(next);
+    const list = old.carrier_id === null ? undefined : this.byCarrier.get(old.carrier_id);
+    const i = list ? list.indexOf(old) : -1;
+    if (i >= 0) list![i] = next;
+  }
+
+  /** Inserts a row, or puts it in place of the row with its id, keeping that row's place in scan order. */
   private put(row: InventoryRow): InventoryRow {
     const old = this.rows.get(row.id);
     if (old) {
+      row.seq = old.seq;
       this.unindex(old);
-      const seq = old.seq;
-      Object.assign(old, row);
-      old.seq = seq;
-      old.searchText = undefined;
-      this.index(old);
-      return old;
-    }
-    row.seq = this.nextSeq++;
+    } else row.seq = this.nextSeq++;
     this.rows.set(row.id, row);
     this.index(row);
     return row;
@@ -429,6 +445,10 @@ function codeTexts(code32: number): { section_code: string; box_size_string: str
     codeTextCache.set(code32, texts);
   }
   return texts;
+}
+
+function sameFacts(a: SkuFacts | undefined, b: SkuFacts | undefined): boolean {
+  return a === b || (a !== undefined && b !== undefined && a.name === b.name && a.measurement_unit === b.measurement_unit && a.on_empty_sku_action === b.on_empty_sku_action);
 }
 
 function factsOf(sku: SkuRecord): SkuFacts {

@@ -67,6 +67,14 @@ export interface ListSource<T> {
    * whichever way the rows were found. Required with `ordered`.
    */
   rank?(row: T): number;
+  /**
+   * The source's promise that a row object, and everything a view reads through it, never
+   * changes after the source hands it out: a changed row is a new object. Its list routes may
+   * then keep each row's serialized item (src/http/list-route.ts). Sources that write rows in
+   * place must not set it; sources whose rows are read anew on every call (LMDB collections)
+   * gain nothing from it.
+   */
+  readonly rowsImmutable?: boolean;
 }
 
 /** The paginated envelope of spec 2.1. */
