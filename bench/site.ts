@@ -3,13 +3,14 @@
 // The whole controller on a simulated site, through the real API, link, planner and simulator:
 // a stream of fulfillment requests keeps every balcony supplied; a driver acting as the people
 // at the balconies confirms each waiting job after a modelled time (pick: `pick-seconds` per
-// item; check and packing: 3 s). The site runs `speed` times faster than real time
+// item; check and packing: 3 s). One person per balcony: they take the jobs waiting there one
+// at a time, oldest first, so a carrier at the second port waits while the first is worked. The site runs `speed` times faster than real time
 // (WAREHOUSE_SIM_SPEED: the bots' figures shrink, the protocol's timing does not); the figures
 // below are in simulated time.
 //
 // Printed per site:
 //   carriers presented per balcony per hour   RETRIEVING jobs that ended at the balcony
-//   balcony idle share                         time with no job waiting for a person there
+//   balcony idle share                         time the balcony's person has nothing to do
 //   bot utilisation                            share of bot-time with a bot job in motion
 //   request lead time p50/p95                  request created -> SUCCEEDED
 //   balcony-bound limit                        carriers per hour if a balcony never waited:
@@ -72,7 +73,10 @@ async function runSite(name: string): Promise<void> {
   const realMs = (simMinutes * 60_000) / speed;
   const started = Date.now();
   const simNow = () => ((Date.now() - started) * speed) / 1000; // simulated seconds
-  const waitingSince = new Map<string, number>(); // job id -> when the person started on it (sim s)
+  /** Per balcony, the job its person works on and when they took it (sim s). */
+  const working = new Map<number, { job: Job; since: number }>();
+  /** When each job waiting for a person was first seen (sim s): the oldest is taken first. */
+  const seenWaiting = new Map<string, number>();
   const busy = new Map<number, number>(); // balcony -> busy sim seconds
   const presented = new Map<number, number>();
   const personTime: number[] = [];
@@ -85,7 +89,9 @@ async function runSite(name: string): Promise<void> {
   /** Why ready jobs waited, counted over the samples: the answer to "what limits it?". */
   const waits = new Map<string, number>();
 
+  let round = 0;
   while (Date.now() - started < realMs) {
+    round++;
     // Keep the balconies supplied: open requests up to `openPerBalcony` per balcony.
     const open = (await c.get('/api/v2/requests?status__in=CREATED&status__in=ACCEPTED&status__in=EXECUTING&type__eq=FULFILLMENT&size=1')).json.total as number;
     for (let i = open; i < openPerBalcony * balconies.length; i++) {
@@ -100,38 +106,55 @@ async function runSite(name: string): Promise<void> {
     const now = simNow();
     const dt = now - lastSample;
     lastSample = now;
-    const busyBalconies = new Set<number>();
     let botsMoving = 0;
+    const waiting = new Map<number, Job[]>();
     for (const j of executing) {
       if (j.details.waiting_for !== 'trigger') {
         if (j.bot_id !== null) botsMoving++;
         continue;
       }
-      if (j.balcony_id !== null) busyBalconies.add(j.balcony_id);
-      const since = waitingSince.get(j.id) ?? now;
-      waitingSince.set(j.id, since);
-      const needs = j.type === 'PICKING' ? pickSeconds * (j.quantity ?? 1) : 3;
-      if (now - since >= needs) {
-        const t = await c.request(`/api/v2/trigger/${j.id}`, { method: 'POST', json: {} });
-        if (t.status === 200) personTime.push(needs);
-        waitingSince.delete(j.id);
+      if (!seenWaiting.has(j.id)) seenWaiting.set(j.id, now);
+      const b = j.balcony_id ?? -1;
+      waiting.set(b, [...(waiting.get(b) ?? []), j]);
+    }
+    for (const [b, jobs] of waiting) {
+      let w = working.get(b);
+      if (w && now - w.since >= needs(w.job)) {
+        const t = await c.request(`/api/v2/trigger/${w.job.id}`, { method: 'POST', json: {} });
+        if (t.status === 200) personTime.push(needs(w.job));
+        seenWaiting.delete(w.job.id);
+        working.delete(b);
+        w = undefined;
+      }
+      if (w) busy.set(b, (busy.get(b) ?? 0) + dt);
+      else {
+        // The person takes the oldest job waiting at the balcony.
+        const next = jobs.filter((j) => seenWaiting.has(j.id)).sort((x, y) => seenWaiting.get(x.id)! - seenWaiting.get(y.id)!)[0];
+        if (next) working.set(b, { job: next, since: now });
       }
     }
-    for (const b of busyBalconies) busy.set(b, (busy.get(b) ?? 0) + dt);
+    for (const b of [...working.keys()]) if (!waiting.has(b)) working.delete(b); // its job went (cancelled)
     botBusySamples += (botsMoving / botCount) * dt;
     samples += dt;
-    for (const j of (await c.get('/api/v2/jobs?status__eq=ACCEPTED&size=1000')).json.items as Job[]) {
-      const why = `${j.type}: ${String(j.details.waiting_for ?? 'not yet looked at')}`;
-      waits.set(why, (waits.get(why) ?? 0) + 1);
+    // Less often: why ready jobs wait, and the carriers presented (RETRIEVING jobs that succeeded).
+    if (round % 5 === 0) {
+      for (const j of (await c.get('/api/v2/jobs?status__eq=ACCEPTED&size=1000')).json.items as Job[]) {
+        const why = `${j.type}: ${String(j.details.waiting_for ?? 'not yet looked at')}`;
+        waits.set(why, (waits.get(why) ?? 0) + 1);
+      }
+      const retrieved = (await c.get('/api/v2/jobs?type__eq=RETRIEVING&status__eq=SUCCEEDED&size=1000&sort_by=-updated_at')).json.items as Job[];
+      for (const j of retrieved) {
+        if (seenRetrieved.has(j.id) || j.balcony_id === null) continue;
+        seenRetrieved.add(j.id);
+        presented.set(j.balcony_id, (presented.get(j.balcony_id) ?? 0) + 1);
+      }
     }
-    // Carriers presented: RETRIEVING jobs that succeeded.
-    const retrieved = (await c.get('/api/v2/jobs?type__eq=RETRIEVING&status__eq=SUCCEEDED&size=1000&sort_by=-updated_at')).json.items as Job[];
-    for (const j of retrieved) {
-      if (seenRetrieved.has(j.id) || j.balcony_id === null) continue;
-      seenRetrieved.add(j.id);
-      presented.set(j.balcony_id, (presented.get(j.balcony_id) ?? 0) + 1);
-    }
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  if (process.env.BENCH_SITE_DEBUG) {
+    const ex = (await c.get('/api/v2/jobs?status__eq=EXECUTING&size=1000')).json.items as Job[];
+    console.log('executing:', JSON.stringify(ex.map((j) => [j.type, j.bot_id, j.balcony_id, j.details.waiting_for, j.details.reason])));
+    console.log('bots:', JSON.stringify((await c.get('/api/v2/bots')).json));
   }
   const done = (await c.get('/api/v2/requests?status__eq=SUCCEEDED&type__eq=FULFILLMENT&size=1000')).json.items as { id: string; updated_at_utc: string }[];
   for (const r of done) {
@@ -157,6 +180,11 @@ async function runSite(name: string): Promise<void> {
   c.close();
   await app.close();
   rmSync(stateDir, { recursive: true, force: true });
+}
+
+/** The person's modelled time for a job. */
+function needs(job: Job): number {
+  return job.type === 'PICKING' ? pickSeconds * (job.quantity ?? 1) : 3;
 }
 
 function avg(list: number[]): number {

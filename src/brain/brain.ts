@@ -182,7 +182,8 @@ export class Brain {
     for (const m of this.deps.motion.values()) {
       if (this.deps.site.level(m.levelId)!.chargers.length === 0) continue;
       for (const b of m.bots()) {
-        if (!b.online || !b.idle || b.charging || b.faulted || b.battery >= this.deps.chargeBelow()) continue;
+        // A bot holding a carrier takes it somewhere first.
+        if (!b.online || !b.idle || b.charging || b.faulted || b.lifted || b.battery >= this.deps.chargeBelow()) continue;
         if (open.some((r) => r.bot_id === b.id)) continue;
         if (this.deps.requests.openJobs(m.levelId).some((j) => j.bot_id === b.id)) continue;
         try {

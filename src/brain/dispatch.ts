@@ -152,7 +152,7 @@ export class LevelDispatcher {
     }
     const target = this.target(job, carrier, claimed);
     if ('wait' in target) return wait(target.wait);
-    const found = carrier && this.onBoard(carrier) ? this.carrierBot(carrier, botsTaken) : this.bot(job, carrier ?? null, botsTaken);
+    const found = carrier && (this.onBoard(carrier) || this.heldOnItsCell(carrier)) ? this.carrierBot(carrier, botsTaken) : this.bot(job, carrier ?? null, botsTaken);
     if ('wait' in found) return wait(found.wait);
     const bot = found.bot;
     if (target.cell) claimed.add(`t:${target.cell.x}:${target.cell.y}`);
@@ -175,10 +175,22 @@ export class LevelDispatcher {
     return undefined;
   }
 
-  /** Retrievals on their way to these balconies without a position yet. */
-  private queued(balconyIds: number[]): number {
-    return this.deps.requests.openJobs(this.level.id)
-      .filter((j) => j.type === 'RETRIEVING' && j.status === 'EXECUTING' && j.target === null && j.balcony_ids.some((b) => balconyIds.includes(b))).length;
+  /**
+   * Whether a retrieval may start without a position: fewer than QUEUE_PER_BALCONY per balcony
+   * of this level it may go to are queued for them, and queues leave a bot per balcony of the
+   * level for the carriers going home (a bot holding a carrier cannot store another).
+   */
+  private mayQueue(job: JobRecord): boolean {
+    const here = this.level.balconies.filter((b) => job.balcony_ids.includes(b.id)).map((b) => b.id);
+    let queued = 0;
+    let holding = 0;
+    for (const j of this.deps.requests.openJobs(this.level.id)) {
+      if (j.type !== 'RETRIEVING' || j.status !== 'EXECUTING' || j.target !== null) continue;
+      holding++;
+      if (j.balcony_ids.some((b) => here.includes(b))) queued++;
+    }
+    const bots = this.motion!.bots().filter((b) => b.online && !b.faulted).length;
+    return queued < QUEUE_PER_BALCONY * here.length && holding < bots - this.level.balconies.length;
   }
 
   /** Where a job takes its carrier or bot (null: a balcony position, found once the carrier is lifted), or why there is no such place now. */
@@ -187,9 +199,9 @@ export class LevelDispatcher {
     switch (job.type) {
       case 'RETRIEVING':
       case 'OFFBOARDING_BC': {
-        const port = this.freePort(job, free);
+        const port = this.freePort(job, (c) => !claimed.has(`t:${c.x}:${c.y}`) && !this.portTaken(c) && !this.targeted(c, job.id));
         if (port) return port;
-        if (job.type === 'RETRIEVING' && this.queued(job.balcony_ids) < QUEUE_PER_BALCONY * job.balcony_ids.length) return { cell: null };
+        if (job.type === 'RETRIEVING' && this.mayQueue(job)) return { cell: null };
         return { wait: { waiting_for: 'balcony', reason: `no free position at balcony ${job.balcony_ids.join(', ')}` } };
       }
       case 'STORING': {
@@ -212,10 +224,17 @@ export class LevelDispatcher {
     }
   }
 
-  /** The deepest free space of a lane whose spaces in front are free too, nearest the carrier first. */
+  /**
+   * The deepest free space of a lane whose spaces in front are free too, nearest the carrier
+   * first. A lane with work under way in it is left alone (a carrier being fetched from it, or
+   * one on its way into it): a carrier set down in front of a bot that lifts another, or goes
+   * deeper, would shut it in (loaded bots pass under no carrier).
+   */
   private freeSpace(carrier: CarrierRecord | undefined, free: (c: Cell) => boolean): Cell | undefined {
+    const busy = this.laneWork();
     let best: { cell: Cell; cost: number } | undefined;
     for (const lane of this.level.lanes) {
+      if (lane.spaces.some((s) => busy.has(`${s.x}:${s.y}`))) continue;
       let pick: Cell | undefined;
       for (const s of lane.spaces) {
         if (!free(s)) break;
@@ -226,6 +245,19 @@ export class LevelDispatcher {
       if (!best || cost < best.cost) best = { cell: pick, cost };
     }
     return best?.cell;
+  }
+
+  /** Cells with work under way: carriers that running carrier jobs move, and where running jobs go. */
+  private laneWork(): Set<string> {
+    const busy = new Set<string>();
+    for (const j of this.deps.requests.openJobs(this.level.id)) {
+      if (j.status !== 'EXECUTING' && j.status !== 'CANCELLING') continue;
+      if (j.target) busy.add(`${j.target.x}:${j.target.y}`);
+      if (!j.carrier_id || !CARRIER_JOBS.has(j.type)) continue;
+      const c = this.deps.store.collection(carriers).get(j.carrier_id);
+      if (c && c.level_id === this.level.id) busy.add(`${c.x}:${c.y}`);
+    }
+    return busy;
   }
 
   /** The bot a job runs on: its own for bot jobs, else the nearest idle one with battery to spare. */
@@ -253,6 +285,11 @@ export class LevelDispatcher {
     return kind !== 'storage' && kind !== 'port' && kind !== 'buffer';
   }
 
+  /** A bot with its lift up stands on the carrier's cell: it holds that carrier (a loaded bot enters no cell with another). */
+  private heldOnItsCell(carrier: CarrierRecord): boolean {
+    return this.motion!.bots().some((b) => b.lifted && b.x === carrier.x && b.y === carrier.y);
+  }
+
   /** The bot that holds a carrier on board is the one to take it on, once it can. */
   private carrierBot(carrier: CarrierRecord, taken: Set<number>): { bot: MotionBot } | { wait: JobDetails } {
     // Where the bot stopped may be the next cell on from where its fault was reported.
@@ -265,6 +302,24 @@ export class LevelDispatcher {
 
   private occupied(c: Cell): boolean {
     return this.deps.store.collection(carriers).findOne('position', positionKey(this.level.id, c.x, c.y)) !== undefined;
+  }
+
+  /**
+   * A balcony position is taken by a carrier standing on it, but not by one lifted and on its
+   * way home: the store keeps its place until it is set down, yet the next carrier may come
+   * (a position frees as the carrier leaves it, not once it is back in storage). Storage
+   * cells stay taken meanwhile: a cancelled trip sets its carrier down where it came from.
+   */
+  private portTaken(c: Cell): boolean {
+    const carrier = this.deps.store.collection(carriers).findOne('position', positionKey(this.level.id, c.x, c.y));
+    return carrier !== undefined && !this.carriedAway(carrier.id);
+  }
+
+  private carriedAway(carrierId: string): boolean {
+    for (const j of this.deps.requests.openJobs(this.level.id)) {
+      if (j.carrier_id === carrierId && CARRIER_JOBS.has(j.type) && j.status === 'EXECUTING' && j.details['phase'] === 'carrying') return true;
+    }
+    return false;
   }
 
   /** Another running job goes there. */
@@ -342,7 +397,7 @@ export class LevelDispatcher {
       }
       const waiting = this.order(this.deps.requests.openJobs(this.level.id).filter((j) => j.type === 'RETRIEVING' && j.status !== 'ACCEPTED' && j.target === null && j.details['phase'] === 'carrying'));
       const first = waiting.find((j) => j.balcony_ids.some((b) => current.balcony_ids.includes(b)));
-      const port = first?.id === current.id ? this.freePort(current, (c) => !this.occupied(c) && !this.targeted(c, current.id)) : undefined;
+      const port = first?.id === current.id ? this.freePort(current, (c) => !this.portTaken(c) && !this.targeted(c, current.id)) : undefined;
       if (port) {
         return this.deps.requests.write(() => this.deps.requests.updateJob(current, {
           target: port.cell, balcony_id: port.balcony,
@@ -354,7 +409,7 @@ export class LevelDispatcher {
   }
 
   private async fail(job: JobRecord, reason: string): Promise<void> {
-    this.deps.logger.warn({ job_id: job.id, bot_id: job.bot_id, reason }, 'bot job aborted; recovering the work');
+    this.deps.logger.warn({ job_id: job.id, job_type: job.type, carrier_id: job.carrier_id, phase: job.details['phase'], target: job.target, bot_id: job.bot_id, reason }, 'bot job aborted; recovering the work');
     // A bot that stopped holding the carrier has it on board: the store says where it is now.
     const bot = this.motion!.bots().find((b) => b.id === job.bot_id);
     const onBoard = job.carrier_id !== null && CARRIER_JOBS.has(job.type) && bot?.lifted === true;

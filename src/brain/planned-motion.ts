@@ -57,6 +57,8 @@ interface BotRun {
   paused: boolean;
   /** A FAULT_CLEAR is scheduled or under way. */
   clearing: boolean;
+  /** Stopped by a refusal or fault: the planner routes around it until it is freed. */
+  stuck: boolean;
 }
 
 export class PlannedMotion implements LevelMotion {
@@ -88,7 +90,7 @@ export class PlannedMotion implements LevelMotion {
       // A bot is the brain's to use once its planner knows where it is.
       if (!t || !r.planned) continue;
       out.push({
-        id: r.id, level_id: this.levelId, online: t.online, idle: r.goal === undefined && r.pending === undefined, x: t.x, y: t.y,
+        id: r.id, level_id: this.levelId, online: t.online, idle: r.goal === undefined && r.pending === undefined && !r.stuck, x: t.x, y: t.y,
         lifted: t.carrier_held, charging: t.is_charging, battery: t.battery_level, faulted: (t.faults & STOPPING_FAULTS) !== 0,
       });
     }
@@ -137,7 +139,7 @@ export class PlannedMotion implements LevelMotion {
   private run(id: number): BotRun {
     let r = this.runs.get(id);
     if (!r) {
-      r = { id, telemetry: undefined, planned: false, goal: undefined, pending: undefined, segment: 0, paused: this.paused, clearing: false };
+      r = { id, telemetry: undefined, planned: false, goal: undefined, pending: undefined, segment: 0, paused: this.paused, clearing: false, stuck: false };
       this.runs.set(id, r);
     }
     return r;
@@ -246,7 +248,7 @@ export class PlannedMotion implements LevelMotion {
     // telemetry says and planned again (a fault waits for its clearing instead).
     setTimeout(() => {
       const t = r.telemetry;
-      if (r.planned && t && t.online && (t.faults & STOPPING_FAULTS) === 0) this.o.planner.setStuck(r.id, false);
+      if (r.planned && t && t.online && (t.faults & STOPPING_FAULTS) === 0) this.free(r);
     }, 1000).unref();
   }
 
@@ -285,7 +287,7 @@ export class PlannedMotion implements LevelMotion {
         r.clearing = false;
         const ok = outcome.delivered && outcome.result === 'OK';
         this.o.logger.info({ level_id: this.levelId, bot_id: r.id, cleared: ok, outcome }, ok ? 'bot fault cleared' : 'bot fault not cleared; a technician must see it');
-        if (ok && r.planned) this.o.planner.setStuck(r.id, false);
+        if (ok && r.planned) this.free(r);
       });
     }, ms).unref();
   }
@@ -293,9 +295,16 @@ export class PlannedMotion implements LevelMotion {
   /** A bot that cannot go on: others route around it; its goal fails. */
   private stuck(r: BotRun, reason: string): void {
     r.pending = undefined;
+    r.stuck = true;
     if (r.planned) this.o.planner.setStuck(r.id, true);
     this.o.logger.warn({ level_id: this.levelId, bot_id: r.id, reason }, 'bot stopped');
     this.finish(r.id, { ok: false, reason });
+  }
+
+  /** A stopped bot works again: the planner places it where its telemetry says. */
+  private free(r: BotRun): void {
+    r.stuck = false;
+    this.o.planner.setStuck(r.id, false);
   }
 
   private finish(botId: number, outcome: GoalOutcome): void {

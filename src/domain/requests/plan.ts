@@ -4,7 +4,8 @@
  *
  * Choice of carriers and boxes (docs/requests.md): fewest carrier moves first (a carrier the
  * request uses already costs nothing more; otherwise one move plus one per carrier standing in
- * front of it in its lane), then the oldest stock (the box whose load changed longest ago).
+ * front of it in its lane), then the level with the least open work (so every level's bots
+ * and balconies work), then the oldest stock (the box whose load changed longest ago).
  */
 import { randomUUID } from 'node:crypto';
 import type { Store } from '../../store/store.js';
@@ -26,6 +27,8 @@ export interface PlanContext {
   botLevel(botId: number): number | null | undefined;
   /** Next job sequence number. */
   nextSeq(): number;
+  /** Open jobs on a level now: the work its bots and balconies already have. */
+  openWork(levelId: number): number;
 }
 
 /** What a request becomes: its type, entities, jobs and (putaway) placements; reservations follow the jobs. */
@@ -322,9 +325,15 @@ class PlanBuilder {
 
   private byFewestMoves<C extends { box: BoxRecord; carrier: CarrierRecord | undefined }>(list: C[]): C[] {
     const cost = (c: C) => (this.retrieving.has(c.carrier!.id) ? 0 : 1 + this.inFront(c.carrier!).length);
+    const work = new Map<number, number>();
+    const workOn = (levelId: number) => {
+      let n = work.get(levelId);
+      if (n === undefined) work.set(levelId, (n = this.ctx.openWork(levelId) + this.plan.jobs.filter((j) => j.level_id === levelId).length));
+      return n;
+    };
     return list
-      .map((c) => ({ c, cost: cost(c) }))
-      .sort((a, b) => a.cost - b.cost || a.c.box.updated_at - b.c.box.updated_at || a.c.box.id - b.c.box.id)
+      .map((c) => ({ c, cost: cost(c), work: workOn(c.carrier!.level_id) }))
+      .sort((a, b) => a.cost - b.cost || a.work - b.work || a.c.box.updated_at - b.c.box.updated_at || a.c.box.id - b.c.box.id)
       .map((x) => x.c);
   }
 

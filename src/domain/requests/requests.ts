@@ -144,7 +144,7 @@ export class Requests {
       const id = randomUUID();
       const plan = planRequest({
         store: this.store, site: this.deps.site, now, externalPicking: this.deps.externalPicking(), botLevel: this.deps.botLevel,
-        nextSeq: () => this.store.nextId('job'),
+        nextSeq: () => this.store.nextId('job'), openWork: (levelId) => this.store.collection(jobs).countBy('open', levelId),
       }, id, input);
       const request = this.newRequest(id, plan, priority, now, options.idempotencyKey ?? null);
       if (plan.abort.failed) {
