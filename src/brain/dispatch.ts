@@ -152,8 +152,13 @@ export class LevelDispatcher {
     }
     const target = this.target(job, carrier, claimed);
     if ('wait' in target) return wait(target.wait);
-    const found = carrier && (this.onBoard(carrier) || this.heldOnItsCell(carrier)) ? this.carrierBot(carrier, botsTaken) : this.bot(job, carrier ?? null, botsTaken);
+    const held = carrier !== undefined && (this.onBoard(carrier) || this.heldOnItsCell(carrier));
+    const found = held ? this.carrierBot(carrier!, botsTaken) : this.bot(job, carrier ?? null, botsTaken);
     if ('wait' in found) return wait(found.wait);
+    // A bot stopped on the carrier's cell keeps any other out (the planner refuses the goal):
+    // wait for it rather than start and abort again at once.
+    const blocker = carrier && !held ? this.motion.bots().find((b) => b.id !== found.bot.id && b.x === carrier.x && b.y === carrier.y) : undefined;
+    if (blocker) return wait({ waiting_for: 'bot', reason: `bot ${blocker.id} stands on the cell of carrier ${carrier!.id}` });
     const bot = found.bot;
     if (target.cell) claimed.add(`t:${target.cell.x}:${target.cell.y}`);
     if (carrier) claimed.add(`c:${carrier.id}`);
@@ -199,7 +204,7 @@ export class LevelDispatcher {
     switch (job.type) {
       case 'RETRIEVING':
       case 'OFFBOARDING_BC': {
-        const port = this.freePort(job, (c) => !claimed.has(`t:${c.x}:${c.y}`) && !this.portTaken(c) && !this.targeted(c, job.id));
+        const port = this.freePort(job, free);
         if (port) return port;
         if (job.type === 'RETRIEVING' && this.mayQueue(job)) return { cell: null };
         return { wait: { waiting_for: 'balcony', reason: `no free position at balcony ${job.balcony_ids.join(', ')}` } };
@@ -304,23 +309,6 @@ export class LevelDispatcher {
     return this.deps.store.collection(carriers).findOne('position', positionKey(this.level.id, c.x, c.y)) !== undefined;
   }
 
-  /**
-   * A balcony position is taken by a carrier standing on it, but not by one lifted and on its
-   * way home: the store keeps its place until it is set down, yet the next carrier may come
-   * (a position frees as the carrier leaves it, not once it is back in storage). Storage
-   * cells stay taken meanwhile: a cancelled trip sets its carrier down where it came from.
-   */
-  private portTaken(c: Cell): boolean {
-    const carrier = this.deps.store.collection(carriers).findOne('position', positionKey(this.level.id, c.x, c.y));
-    return carrier !== undefined && !this.carriedAway(carrier.id);
-  }
-
-  private carriedAway(carrierId: string): boolean {
-    for (const j of this.deps.requests.openJobs(this.level.id)) {
-      if (j.carrier_id === carrierId && CARRIER_JOBS.has(j.type) && j.status === 'EXECUTING' && j.details['phase'] === 'carrying') return true;
-    }
-    return false;
-  }
 
   /** Another running job goes there. */
   private targeted(c: Cell, self: string): boolean {
@@ -397,7 +385,7 @@ export class LevelDispatcher {
       }
       const waiting = this.order(this.deps.requests.openJobs(this.level.id).filter((j) => j.type === 'RETRIEVING' && j.status !== 'ACCEPTED' && j.target === null && j.details['phase'] === 'carrying'));
       const first = waiting.find((j) => j.balcony_ids.some((b) => current.balcony_ids.includes(b)));
-      const port = first?.id === current.id ? this.freePort(current, (c) => !this.portTaken(c) && !this.targeted(c, current.id)) : undefined;
+      const port = first?.id === current.id ? this.freePort(current, (c) => !this.occupied(c) && !this.targeted(c, current.id)) : undefined;
       if (port) {
         return this.deps.requests.write(() => this.deps.requests.updateJob(current, {
           target: port.cell, balcony_id: port.balcony,
@@ -412,9 +400,10 @@ export class LevelDispatcher {
     this.deps.logger.warn({ job_id: job.id, job_type: job.type, carrier_id: job.carrier_id, phase: job.details['phase'], target: job.target, bot_id: job.bot_id, reason }, 'bot job aborted; recovering the work');
     // A bot that stopped holding the carrier has it on board: the store says where it is now.
     const bot = this.motion!.bots().find((b) => b.id === job.bot_id);
-    const onBoard = job.carrier_id !== null && CARRIER_JOBS.has(job.type) && bot?.lifted === true;
+    // Lifted once (phase carrying) and not set down: on board, whatever the last telemetry said.
+    const onBoard = job.carrier_id !== null && CARRIER_JOBS.has(job.type) && bot !== undefined && (bot.lifted || this.deps.requests.job(job.id).details['phase'] === 'carrying');
     await this.deps.requests.write(() => {
-      if (onBoard) this.deps.inventory.placeCarrierInWrite(job.carrier_id!, this.level.id, bot.x, bot.y);
+      if (onBoard) this.deps.inventory.placeCarrierInWrite(job.carrier_id!, this.level.id, bot!.x, bot!.y);
       const current = this.deps.requests.job(job.id);
       if (current.status === 'CANCELLING') this.deps.requests.moveJob(current, 'ABORTED', { details: { ...current.details, reason } }, reason);
       else this.deps.requests.abortJob(current, `bot ${job.bot_id}: ${reason}`, CARRIER_JOBS.has(job.type));
