@@ -344,7 +344,14 @@ export class LevelDispatcher {
       const lifted = await motion.go(bot, { x: carrier.x, y: carrier.y, then: 'lift' });
       if (this.stopped) return;
       if (!lifted.ok) return this.fail(job, lifted.reason);
-      job = await this.deps.requests.write(() => this.deps.requests.updateJob(job, { details: { ...job.details, phase: 'carrying', reason: `bot ${bot} carries ${job.carrier_id}` } }));
+      // A carrier lifted off a balcony position is booked to the storage space it goes to at
+      // once: the position is free for the next carrier while this one travels (the store
+      // holds one carrier per cell).
+      const leaving = job.type === 'STORING' && job.target !== null && this.level.kindAt(carrier.x, carrier.y) === 'port' ? job.target : undefined;
+      job = await this.deps.requests.write(() => {
+        if (leaving) this.deps.inventory.placeCarrierInWrite(job.carrier_id!, this.level.id, leaving.x, leaving.y);
+        return this.deps.requests.updateJob(job, { details: { ...job.details, phase: 'carrying', reason: `bot ${bot} carries ${job.carrier_id}` } });
+      });
     }
     if (!job.target) {
       const placed = await this.waitForPort(job);
@@ -400,8 +407,7 @@ export class LevelDispatcher {
     this.deps.logger.warn({ job_id: job.id, job_type: job.type, carrier_id: job.carrier_id, phase: job.details['phase'], target: job.target, bot_id: job.bot_id, reason }, 'bot job aborted; recovering the work');
     // A bot that stopped holding the carrier has it on board: the store says where it is now.
     const bot = this.motion!.bots().find((b) => b.id === job.bot_id);
-    // Lifted once (phase carrying) and not set down: on board, whatever the last telemetry said.
-    const onBoard = job.carrier_id !== null && CARRIER_JOBS.has(job.type) && bot !== undefined && (bot.lifted || this.deps.requests.job(job.id).details['phase'] === 'carrying');
+    const onBoard = job.carrier_id !== null && CARRIER_JOBS.has(job.type) && bot?.lifted === true;
     await this.deps.requests.write(() => {
       if (onBoard) this.deps.inventory.placeCarrierInWrite(job.carrier_id!, this.level.id, bot!.x, bot!.y);
       const current = this.deps.requests.job(job.id);

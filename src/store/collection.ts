@@ -60,7 +60,9 @@ export class Collection<T> {
   keysBy(name: string, value: IndexValue): Iterable<Key> {
     const index = this.indexes.get(name);
     if (!index) throw new Error(`collection ${this.def.name} has no index ${name}`);
-    return index.db.getValues(value);
+    // Inside a write the range is read to the end at once: lmdb-js reads a record through the
+    // buffer an open cursor is using there (seen as garbled keys in later reads).
+    return this.inWrite() ? [...index.db.getValues(value)] : index.db.getValues(value);
   }
 
   /** Number of records under `value` in index `name`, without reading them. */
@@ -72,8 +74,7 @@ export class Collection<T> {
 
   /** Records found under `value` in index `name`. */
   *findBy(name: string, value: IndexValue): Iterable<T> {
-    // The keys are read to the end before any record: inside a write transaction, lmdb-js
-    // reads a record through the buffer the index cursor is using (seen as garbled keys).
+    // The keys are read to the end before any record (see keysBy).
     for (const key of [...this.keysBy(name, value)]) {
       const record = this.records.get(key);
       if (record !== undefined) yield record;
@@ -88,13 +89,15 @@ export class Collection<T> {
 
   /** Every record in primary-key order. */
   *scan(): Iterable<T> {
-    for (const { value } of this.records.getRange()) yield value;
+    const range = this.records.getRange();
+    for (const { value } of this.inWrite() ? [...range] : range) yield value;
   }
 
   /** Records from key `start` upward (or downward from it with `reverse`), in key order. */
   *range(start?: Key, reverse = false): Iterable<T> {
     const options = start === undefined ? { reverse } : { start, reverse };
-    for (const { value } of this.records.getRange(options)) yield value;
+    const range = this.records.getRange(options);
+    for (const { value } of this.inWrite() ? [...range] : range) yield value;
   }
 
   /** Number of records (reads LMDB's own statistics; no scan). */
@@ -113,10 +116,10 @@ export class Collection<T> {
       for (const value of before) if (!after.includes(value)) db.removeSync(value, key);
       for (const value of after) {
         if (before.includes(value)) continue;
-        if (def.unique) {
-          for (const other of db.getValues(value)) {
-            if (other !== key) throw new ConflictError(`${this.def.name}: ${def.name} ${JSON.stringify(value)} is already used`);
-          }
+        // Read to the end before throwing: a cursor left open mid-range inside a write is
+        // suspected of garbling later reads of the same transaction batch.
+        if (def.unique && [...db.getValues(value)].some((other) => other !== key)) {
+          throw new ConflictError(`${this.def.name}: ${def.name} ${JSON.stringify(value)} is already used`);
         }
         db.putSync(value, key);
       }
