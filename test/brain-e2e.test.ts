@@ -79,7 +79,9 @@ t.test('priority 20 overtakes priority 10 at a full balcony; the next carrier wa
   const low2 = await post('/api/v2/requests', { type: 'FETCH', priority: 10, entities: [{ carrier_id: 'C3', balcony_ids: [2] }] });
   const high = await post('/api/v2/requests', { type: 'FETCH', priority: 20, entities: [{ carrier_id: 'C1', balcony_ids: [2] }] });
   await post('/api/v2/requests', { type: 'RESUME' });
-  const retrieving = async (id: string) => (await get(`/api/v2/jobs?request_id__eq=${id}&type__eq=RETRIEVING`)).items[0];
+  // From the job graph: a carrier stored behind another since the flows above has its
+  // RETRIEVING still CREATED (hidden from GET /jobs) until the one in front is moved.
+  const retrieving = async (id: string) => (await graph(id)).find((n) => n.type === 'RETRIEVING') as Node & { balcony_id: number | null };
   // Two positions at balcony 2: the priority request and the oldest normal one get them; the
   // third bot fetches its carrier and holds it until a position frees, and says so.
   const queued = await until('the third carrier to wait for a position', async () => {

@@ -113,6 +113,10 @@ function killMidFlow(name: string, killWhen: (nodes: GraphNode[]) => boolean): v
       const req = (await c.get(`/api/v2/requests?id__eq=${r.json.id}`)).json.items[0];
       return ['SUCCEEDED', 'CANCELLED', 'ABORTED'].includes(req.status) ? req : undefined;
     }, 90_000).catch(async (err: Error) => {
+      if (second.d.child.exitCode !== null || second.d.child.signalCode !== null) {
+        const last = second.d.lines.slice(-30).map((l) => JSON.stringify(l)).join('\n');
+        throw new Error(`${err.message}; the restarted daemon exited (${second.d.child.exitCode ?? second.d.child.signalCode}):\n${last}\n${second.d.stderr().slice(-3000)}`);
+      }
       // The jobs as they stand, the bots, and what the restarted daemon said: the why.
       const jobs = (await c.get(`/api/v2/jobs?request_id__eq=${r.json.id}&size=100`)).json.items.map((j: Record<string, unknown>) => [j.type, j.status, j.carrier_id, j.bot_id, j.target, j.details]);
       const bots = (await c.get('/api/v2/bots')).json;
