@@ -48,8 +48,6 @@ export interface BrainDeps {
   onStatus?: (status: StorageStatus) => void;
   /** The radio lines, when they run: bot events become events, balcony LEDs follow the work. */
   radio?: BrainRadio;
-  /** A job failed on an error of the brain itself (not of the site). */
-  onUnexpected?: (err: unknown) => void;
 }
 
 export class Brain {
@@ -75,7 +73,7 @@ export class Brain {
     await this.setStatus('STARTING_UP', 'brain starting');
     this.dispatchers = new Map(this.deps.site.levels.map((l) => [l.id, new LevelDispatcher({
       store: this.deps.store, site: this.deps.site, requests: this.deps.requests, inventory: this.deps.inventory, logger: this.log,
-      paused: () => this.paused(), chargeBelow: this.deps.chargeBelow, onUnexpected: this.deps.onUnexpected,
+      paused: () => this.paused(), chargeBelow: this.deps.chargeBelow,
     }, l.id, this.deps.motion.get(l.id))]));
     for (const m of this.deps.motion.values()) m.setPaused(this.paused());
     this.stopChange = this.deps.requests.onChange((ids) => {

@@ -24,8 +24,6 @@ export interface DispatchDeps {
   paused: () => boolean;
   /** Battery percent under which an idle bot is sent to charge. */
   chargeBelow: () => number;
-  /** A bot job failed for no reason of the site (a store error): the brain cannot trust its state. */
-  onUnexpected?: (err: unknown) => void;
 }
 
 /** Jobs that move a carrier: to the carrier, lift, to the target, lower. */
@@ -331,10 +329,7 @@ export class LevelDispatcher {
   private run(job: JobRecord): void {
     this.running.set(job.id, job.bot_id!);
     void this.drive(job)
-      .catch((err: unknown) => {
-        this.deps.logger.error({ err, job_id: job.id }, 'bot job failed unexpectedly');
-        this.deps.onUnexpected?.(err);
-      })
+      .catch((err: unknown) => this.deps.logger.error({ err, job_id: job.id }, 'bot job failed unexpectedly'))
       .finally(() => this.running.delete(job.id));
   }
 

@@ -75,13 +75,6 @@ const brain = new Brain({
   store, site, requests, inventory, events, logger, motion, now: Date.now,
   chargeBelow: () => settings.chargeBelow,
   onStatus: (status) => post({ type: 'status', status }),
-  // A job that failed on a store error would fail the same way on every retry (seen after a
-  // kill -9: reads inside writes garbled in this thread's environment while the API thread's
-  // were fine): end the thread, and the host starts a new one that rebuilds from the store.
-  onUnexpected: (err) => {
-    logger.fatal({ err }, 'the brain thread ends on an unexpected error; the host starts a new one');
-    setImmediate(() => process.exit(70));
-  },
   radio: init.links ? { send: (level, node, command) => radio.send(level, node, command), onBot: (listener) => radio.onBot(listener) } : undefined,
 });
 

@@ -71,8 +71,10 @@ export class Store {
    */
   async write<R>(fn: () => R): Promise<R> {
     const after: (() => void)[] = [];
-    // A child transaction inside the batched write: a throw rolls back this callback alone.
-    const result = await this.root.childTransaction(() => {
+    // One synchronous write transaction of its own: a throw aborts it and nothing is written.
+    // (Batched child transactions were used before: inside them, the brain thread's reads of
+    // dupSort indexes came back garbled after some restarts, the same on every retry.)
+    const result = this.root.transactionSync(() => {
       const outer = this.committed;
       this.committed = after;
       this.writing++;
