@@ -120,8 +120,10 @@ function killMidFlow(name: string, killWhen: (nodes: GraphNode[]) => boolean): v
       // The jobs as they stand, the bots, and what the restarted daemon said: the why.
       const jobs = (await c.get(`/api/v2/jobs?request_id__eq=${r.json.id}&size=100`)).json.items.map((j: Record<string, unknown>) => [j.type, j.status, j.carrier_id, j.bot_id, j.target, j.details]);
       const bots = (await c.get('/api/v2/bots')).json;
+      const waiting = (await c.get(`/api/v2/jobs?request_id__eq=${r.json.id}&status__eq=EXECUTING&size=100`)).json.items.find((j: { details: { waiting_for?: string } }) => j.details.waiting_for === 'trigger');
+      const tried = waiting ? await c.request(`/api/v2/trigger/${waiting.id}`, { method: 'POST', json: {} }) : undefined;
       const said = second.d.lines.filter((l) => l.level >= 40 || /brain|job|planner|bot/.test(l.msg)).slice(-60).map((l) => JSON.stringify(l)).join('\n');
-      throw new Error(`${err.message}\njobs: ${JSON.stringify(jobs)}\nbots: ${JSON.stringify(bots)}\n${said}`);
+      throw new Error(`${err.message}\njobs: ${JSON.stringify(jobs)}\nbots: ${JSON.stringify(bots)}\ntrigger: ${tried?.status} ${JSON.stringify(tried?.json)}\n${said}`);
     });
     t.equal(done.status, 'SUCCEEDED');
     t.equal(done.entities[0].succeeded_quantity, 12);
