@@ -115,7 +115,9 @@ async function runSite(name: string): Promise<void> {
       }
       if (!seenWaiting.has(j.id)) seenWaiting.set(j.id, now);
       const b = j.balcony_id ?? -1;
-      waiting.set(b, [...(waiting.get(b) ?? []), j]);
+      let here = waiting.get(b);
+      if (!here) waiting.set(b, (here = []));
+      here.push(j);
     }
     for (const [b, jobs] of waiting) {
       let w = working.get(b);

@@ -11,7 +11,7 @@ import type { Inventory } from '../domain/inventory/inventory.js';
 import { carriersInFront } from '../domain/inventory/lane.js';
 import { BOT_JOBS, PERSON_JOBS, type JobDetails, type JobRecord } from '../domain/requests/records.js';
 import type { Requests } from '../domain/requests/requests.js';
-import type { Cell, Site, SiteLevel } from '../domain/site/load.js';
+import { CARRIER_PLACES, type Cell, type Site, type SiteLevel } from '../domain/site/load.js';
 import type { Store } from '../store/store.js';
 import type { Arrival, LevelMotion, MotionBot } from './motion.js';
 
@@ -286,8 +286,7 @@ export class LevelDispatcher {
 
   /** The carrier stands on no place for carriers: it is on the bot that stopped with it. */
   private onBoard(carrier: CarrierRecord): boolean {
-    const kind = this.level.kindAt(carrier.x, carrier.y);
-    return kind !== 'storage' && kind !== 'port' && kind !== 'buffer';
+    return !CARRIER_PLACES.has(this.level.kindAt(carrier.x, carrier.y));
   }
 
   /** A bot with its lift up stands on the carrier's cell: it holds that carrier (a loaded bot enters no cell with another). */

@@ -13,7 +13,7 @@ import type { Fault, LedStep, Result, Telemetry } from '../link/protocol/message
 import type { Command } from '../native/link.js';
 import { startSimulator, type SimulatorProcess } from '../sim/process.js';
 import { BOT_FIGURES } from '../sim/figures.js';
-import type { Site } from '../domain/site/load.js';
+import { CARRIER_PLACES, type Site } from '../domain/site/load.js';
 import { LED_NODE_BASE } from './lights.js';
 
 /** How long an LED sequence may take to be acknowledged before it counts as not published. */
@@ -52,9 +52,6 @@ export interface CarrierPlace {
   y: number;
 }
 
-/** Cells a carrier can stand on by itself; elsewhere it is on a bot. */
-const CARRIER_CELLS = new Set(['storage', 'buffer', 'port']);
-
 /**
  * Writes the site layout with the carriers where they stand now, for the simulator; returns its
  * path. A carrier the store places on a bot (stopped on a highway with it) is left out: the
@@ -64,7 +61,7 @@ const CARRIER_CELLS = new Set(['storage', 'buffer', 'port']);
 function simulatorLayout(site: Site, places: readonly CarrierPlace[], stateDir: string, logger: Logger): string {
   const carriers = [];
   for (const c of places) {
-    if (CARRIER_CELLS.has(site.kindAt(c.level_id, c.x, c.y) ?? '')) carriers.push({ id: c.id, level_id: c.level_id, x: c.x, y: c.y });
+    if (CARRIER_PLACES.has(site.kindAt(c.level_id, c.x, c.y))) carriers.push({ id: c.id, level_id: c.level_id, x: c.x, y: c.y });
     else logger.warn({ carrier_id: c.id, level_id: c.level_id, x: c.x, y: c.y }, 'carrier on a bot when the daemon stopped: left out of the simulated site');
   }
   const file = path.join(stateDir, 'simulated-site.json');

@@ -57,12 +57,12 @@ export class Collection<T> {
   }
 
   /** Primary keys of the records found under `value` in index `name`. */
-  keysBy(name: string, value: IndexValue): Iterable<Key> {
+  keysBy(name: string, value: IndexValue): Key[] {
     const index = this.indexes.get(name);
     if (!index) throw new Error(`collection ${this.def.name} has no index ${name}`);
-    // Inside a write the range is read to the end at once: lmdb-js reads a record through the
-    // buffer an open cursor is using there (seen as garbled keys in later reads).
-    return this.inWrite() ? [...index.db.getValues(value)] : index.db.getValues(value);
+    // Read to the end at once: inside a write, lmdb-js reads a record through the buffer an
+    // open cursor is using (seen as garbled keys in later reads). Every caller wants them all.
+    return [...index.db.getValues(value)];
   }
 
   /** Number of records under `value` in index `name`, without reading them. */
@@ -74,8 +74,7 @@ export class Collection<T> {
 
   /** Records found under `value` in index `name`. */
   *findBy(name: string, value: IndexValue): Iterable<T> {
-    // The keys are read to the end before any record (see keysBy).
-    for (const key of [...this.keysBy(name, value)]) {
+    for (const key of this.keysBy(name, value)) {
       const record = this.records.get(key);
       if (record !== undefined) yield record;
     }

@@ -107,7 +107,7 @@ export async function deleteRole(deps: AuthDeps, caller: Caller, id: string): Pr
     const role = getRole(deps, id);
     if (role.is_seeded) throw new ConflictError(`${role.name} is a seeded role and cannot be deleted`);
     checkReach(caller, role);
-    const holders = [...deps.store.collection(users).keysBy('role_id', role.id)].length;
+    const holders = deps.store.collection(users).keysBy('role_id', role.id).length;
     if (holders > 0) throw new ConflictError(`${holders} user(s) hold the role ${role.name}; give them another role first`);
     deps.store.collection(roles).remove(id);
     authChanged(deps, EVENT.roleDeleted, `role "${role.name}" deleted by ${who(caller)}`);

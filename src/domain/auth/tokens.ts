@@ -57,7 +57,7 @@ export async function refreshTokens(deps: AuthDeps, presented: string): Promise<
     if (given.length !== stored.length || !timingSafeEqual(given, stored)) return { ok: false as const };
     if (session.used_at !== null) {
       // Reuse: whoever holds this chain is not to be trusted any more.
-      for (const key of [...c.keysBy('family', session.family)]) c.remove(key);
+      for (const key of c.keysBy('family', session.family)) c.remove(key);
       return { ok: false as const, reused: session };
     }
     if (session.expires_at <= deps.now()) return { ok: false as const };

@@ -391,7 +391,7 @@ class PlanBuilder {
 
   private *openJobs(): Iterable<JobRecord> {
     for (const level of [0, ...this.ctx.site.levels.map((l) => l.id)]) {
-      for (const key of [...this.ctx.store.collection(jobs).keysBy('open', level)]) {
+      for (const key of this.ctx.store.collection(jobs).keysBy('open', level)) {
         const j = this.ctx.store.collection(jobs).get(key);
         if (j) yield j;
       }

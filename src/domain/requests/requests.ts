@@ -102,7 +102,7 @@ export class Requests {
   /** Open jobs of a level (0: jobs of no level), oldest first. */
   openJobs(levelId: number): JobRecord[] {
     const out: JobRecord[] = [];
-    for (const key of [...this.store.collection(jobs).keysBy('open', levelId)]) {
+    for (const key of this.store.collection(jobs).keysBy('open', levelId)) {
       const j = this.store.collection(jobs).get(key);
       if (j) out.push(j);
     }
@@ -112,7 +112,7 @@ export class Requests {
   /** Requests not in a final status. */
   openRequests(): RequestRecord[] {
     const out: RequestRecord[] = [];
-    for (const key of [...this.store.collection(requests).keysBy('open', 1)]) {
+    for (const key of this.store.collection(requests).keysBy('open', 1)) {
       const r = this.store.collection(requests).get(key);
       if (r) out.push(r);
     }

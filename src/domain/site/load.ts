@@ -178,6 +178,9 @@ class Problems {
 
 // Kind codes in a Uint8Array keep a 100,000-cell level cheap to hold and to scan.
 const KINDS: CellKind[] = ['wall', 'highway', 'storage', 'buffer', 'port', 'charger'];
+
+/** Cells a carrier can stand on by itself; anywhere else it is on a bot. */
+export const CARRIER_PLACES: ReadonlySet<CellKind | undefined> = new Set<CellKind>(['storage', 'buffer', 'port']);
 const CODE = Object.fromEntries(KINDS.map((k, i) => [k, i])) as Record<CellKind, number>;
 const CHAR_CODE: Record<string, number> = Object.fromEntries(Object.entries(LEGEND).map(([c, k]) => [c, CODE[k]]));
 const LEGEND_TEXT = Object.keys(LEGEND).join(' ');
@@ -436,7 +439,7 @@ function checkCarriers(carriers: CarrierLayout[], grids: Map<number, Grid>, skuI
       const kind = g.kinds[c.y * g.width + c.x];
       // A port too: a carrier may stand at a balcony when the layout is written (the simulator's
       // layout after a restart holds the carriers where the store says they are).
-      if (kind !== CODE.storage && kind !== CODE.buffer && kind !== CODE.port) out.add(`${at}: (${c.x}, ${c.y}) on level ${c.level_id} is a ${KINDS[kind]} cell, expected storage, buffer or port`);
+      if (!CARRIER_PLACES.has(KINDS[kind])) out.add(`${at}: (${c.x}, ${c.y}) on level ${c.level_id} is a ${KINDS[kind]} cell, expected storage, buffer or port`);
       const key = `${c.level_id}:${c.x}:${c.y}`;
       const other = cells.get(key);
       if (other !== undefined) out.add(`${at}: carrier ${JSON.stringify(other)} already stands at (${c.x}, ${c.y}) on level ${c.level_id}`);
