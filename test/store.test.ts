@@ -4,7 +4,9 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { open } from 'lmdb';
 import { Store, type Migration } from '../src/store/store.js';
+import { MIGRATIONS } from '../src/store/migrations.js';
 import { ConflictError } from '../src/domain/errors.js';
 import { things, type Thing } from './fixtures/things.js';
 import { collectionSource, executeList, parseListQuery, type FieldTable } from '../src/domain/list/index.js';
@@ -91,6 +93,59 @@ t.test('migrations run once, in order, and a newer store is refused', async (t) 
   await store.close();
 
   await t.rejects(Store.open({ dir }, [things], migrations.slice(1)), /newer than this build knows/);
+});
+
+t.test('migration 2 moves a store of dupSort indexes to [value, key] ranges', async (t) => {
+  const dir = tempDir(t);
+  // A store as version 1 wrote it: records, and each index as a dupSort database.
+  const v1 = open({ path: path.join(dir, 'warehouse.mdb'), maxDbs: 128, compression: false });
+  const records = v1.openDB<Thing, string>({ name: 'things' });
+  const group = v1.openDB<string, number>({ name: 'things~group', dupSort: true, encoding: 'ordered-binary' });
+  const tags = v1.openDB<string, string>({ name: 'things~tags', dupSort: true, encoding: 'ordered-binary' });
+  v1.transactionSync(() => {
+    v1.openDB({ name: 'meta' }).putSync('schema_version', 1);
+    for (const r of [{ id: 'a', group: 1, tags: ['x'] }, { id: 'b', group: 1, tags: ['x', 'y'] }, { id: 'c', group: 22, tags: [] }]) {
+      records.putSync(r.id, r);
+      group.putSync(r.group, r.id);
+      for (const tag of r.tags) tags.putSync(tag, r.id);
+    }
+  });
+  await v1.close();
+
+  const store = await Store.open({ dir }, [things], MIGRATIONS);
+  t.teardown(() => store.close());
+  t.equal(store.schemaVersion(), 2);
+  const c = store.collection(things);
+  t.same(c.keysBy('group', 1), ['a', 'b'], 'index entries rebuilt from the records, in key order');
+  t.same(c.keysBy('tags', 'x'), ['a', 'b']);
+  t.same(c.keysBy('group', 22), ['c']);
+  t.equal(c.countBy('tags', 'y'), 1);
+  t.same(c.keysBy('group', 2), [], 'a value that is a prefix of another finds nothing of it');
+  const left = new Set<string>();
+  for (const key of open({ path: path.join(dir, 'warehouse.mdb'), readOnly: true }).getKeys()) left.add(String(key));
+  t.ok(left.has('things#group') && left.has('things#tags'), 'the root lists the databases');
+  t.notOk(left.has('things~group') || left.has('things~tags'), 'the dupSort databases are dropped');
+});
+
+t.test('index values of every kind keep their own entries apart', async (t) => {
+  const store = await Store.open({ dir: tempDir(t) }, [things]);
+  t.teardown(() => store.close());
+  const c = store.collection(things);
+  await store.write(() => {
+    c.put({ id: 'p', group: 1, tags: ['a', 'ab', 'a b', ''] });
+    c.put({ id: 'q', group: 10, tags: ['ab'] });
+    c.put({ id: 'r', group: -1, tags: ['\u00e9t\u00e9'] });
+  });
+  t.same(c.keysBy('tags', 'a'), ['p']);
+  t.same(c.keysBy('tags', 'ab'), ['p', 'q']);
+  t.same(c.keysBy('tags', ''), ['p']);
+  t.same(c.keysBy('tags', '\u00e9t\u00e9'), ['r']);
+  t.same(c.keysBy('group', 1), ['p']);
+  t.same(c.keysBy('group', -1), ['r']);
+  t.equal(c.countBy('tags', 'ab'), 2);
+  await store.write(() => c.remove('p'));
+  t.same(c.keysBy('tags', 'ab'), ['q']);
+  t.equal(c.countBy('tags', 'a'), 0);
 });
 
 t.test('every acknowledged write survives kill -9', async (t) => {

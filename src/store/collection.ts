@@ -1,13 +1,25 @@
 /**
- * A typed collection: one LMDB sub-database of records by primary key, plus one dupSort
- * sub-database per secondary index (index value -> primary keys). Index entries are written
- * in the same transaction as the record, so they can never disagree with it.
+ * A typed collection: one LMDB sub-database of records by primary key, plus one sub-database
+ * per secondary index whose keys are `[index value, primary key]` pairs. Index entries are
+ * written in the same transaction as the record, so they can never disagree with it.
+ *
+ * Indexes are plain key ranges, not dupSort databases: lmdb-js's dupSort reads were seen to
+ * return garbled values after some restarts (ordered-binary failing on them, the same on
+ * every retry), and a range of composite keys needs none of that code.
  */
 import type { Database, RootDatabase } from 'lmdb';
 import { ConflictError } from '../domain/errors.js';
 
 export type Key = string | number;
 export type IndexValue = string | number | boolean;
+
+/** Upper bound of the primary keys under one index value (ordered-binary sorts it after every key used). */
+const LAST_KEY = '\uffff';
+/** What an index entry stores: the key says everything. */
+const PRESENT = 1;
+
+/** Name of the database of index `index` of collection `collection`. */
+export const indexDbName = (collection: string, index: string): string => `${collection}#${index}`;
 
 /** A secondary index; `of` returns the value(s) a record is found under, or undefined for none. */
 export interface IndexDef<T> {
@@ -27,7 +39,7 @@ export interface CollectionDef<T> {
 /** Records of one kind. Reads are synchronous; writes must run inside `Store.write`. */
 export class Collection<T> {
   private readonly records: Database<T, Key>;
-  private readonly indexes = new Map<string, { def: IndexDef<T>; db: Database<Key, IndexValue> }>();
+  private readonly indexes = new Map<string, { def: IndexDef<T>; db: Database<number, [IndexValue, Key]> }>();
 
   constructor(
     root: RootDatabase,
@@ -36,7 +48,7 @@ export class Collection<T> {
   ) {
     this.records = root.openDB<T, Key>({ name: def.name });
     for (const index of def.indexes ?? []) {
-      const db = root.openDB<Key, IndexValue>({ name: `${def.name}~${index.name}`, dupSort: true, encoding: 'ordered-binary' });
+      const db = root.openDB<number, [IndexValue, Key]>({ name: indexDbName(def.name, index.name), encoding: 'ordered-binary' });
       this.indexes.set(index.name, { def: index, db });
     }
   }
@@ -58,18 +70,15 @@ export class Collection<T> {
 
   /** Primary keys of the records found under `value` in index `name`. */
   keysBy(name: string, value: IndexValue): Key[] {
-    const index = this.indexes.get(name);
-    if (!index) throw new Error(`collection ${this.def.name} has no index ${name}`);
-    // Read to the end at once: inside a write, lmdb-js reads a record through the buffer an
-    // open cursor is using (seen as garbled keys in later reads). Every caller wants them all.
-    return [...index.db.getValues(value)];
+    const out: Key[] = [];
+    // Read to the end at once: no cursor stays open across other reads of a write.
+    for (const [v, key] of this.index(name).getKeys(rangeOf(value))) if (v === value) out.push(key);
+    return out;
   }
 
   /** Number of records under `value` in index `name`, without reading them. */
   countBy(name: string, value: IndexValue): number {
-    const index = this.indexes.get(name);
-    if (!index) throw new Error(`collection ${this.def.name} has no index ${name}`);
-    return index.db.getValuesCount(value);
+    return this.index(name).getKeysCount(rangeOf(value));
   }
 
   /** Records found under `value` in index `name`. */
@@ -112,15 +121,13 @@ export class Collection<T> {
     for (const { def, db } of this.indexes.values()) {
       const before = previous === undefined ? [] : valuesOf(def, previous);
       const after = valuesOf(def, record);
-      for (const value of before) if (!after.includes(value)) db.removeSync(value, key);
+      for (const value of before) if (!after.includes(value)) db.removeSync([value, key]);
       for (const value of after) {
         if (before.includes(value)) continue;
-        // Read to the end before throwing: a cursor left open mid-range inside a write is
-        // suspected of garbling later reads of the same transaction batch.
-        if (def.unique && [...db.getValues(value)].some((other) => other !== key)) {
+        if (def.unique && this.keysBy(def.name, value).some((other) => other !== key)) {
           throw new ConflictError(`${this.def.name}: ${def.name} ${JSON.stringify(value)} is already used`);
         }
-        db.putSync(value, key);
+        db.putSync([value, key], PRESENT);
       }
     }
     this.records.putSync(key, record);
@@ -132,15 +139,36 @@ export class Collection<T> {
     const previous = this.records.get(key);
     if (previous === undefined) return undefined;
     for (const { def, db } of this.indexes.values()) {
-      for (const value of valuesOf(def, previous)) db.removeSync(value, key);
+      for (const value of valuesOf(def, previous)) db.removeSync([value, key]);
     }
     this.records.removeSync(key);
     return previous;
   }
 
+  /** Writes every index entry anew from the records (a migration step). Call only inside Store.write. */
+  rebuildIndexes(): void {
+    this.assertInWrite();
+    for (const { db } of this.indexes.values()) db.clearSync();
+    const records = [...this.records.getRange()];
+    for (const { key, value } of records) {
+      for (const { def, db } of this.indexes.values()) for (const v of valuesOf(def, value)) db.putSync([v, key], PRESENT);
+    }
+  }
+
+  private index(name: string): Database<number, [IndexValue, Key]> {
+    const index = this.indexes.get(name);
+    if (!index) throw new Error(`collection ${this.def.name} has no index ${name}`);
+    return index.db;
+  }
+
   private assertInWrite(): void {
     if (!this.inWrite()) throw new Error(`${this.def.name}: writes must run inside Store.write()`);
   }
+}
+
+/** The key range of every entry under one index value. */
+function rangeOf(value: IndexValue): { start: [IndexValue]; end: [IndexValue, string] } {
+  return { start: [value], end: [value, LAST_KEY] };
 }
 
 function valuesOf<T>(def: IndexDef<T>, record: T): IndexValue[] {

@@ -72,8 +72,6 @@ export class Store {
   async write<R>(fn: () => R): Promise<R> {
     const after: (() => void)[] = [];
     // One synchronous write transaction of its own: a throw aborts it and nothing is written.
-    // (Batched child transactions were used before: inside them, the brain thread's reads of
-    // dupSort indexes came back garbled after some restarts, the same on every retry.)
     const result = this.root.transactionSync(() => {
       const outer = this.committed;
       this.committed = after;
@@ -133,6 +131,17 @@ export class Store {
   /** The schema version stored in the environment (0 for a new one). */
   schemaVersion(): number {
     return (this.meta.get(META_SCHEMA_VERSION) as number | undefined) ?? 0;
+  }
+
+  /** The registered collections. */
+  registered(): Collection<unknown>[] {
+    return [...this.collections.values()];
+  }
+
+  /** Deletes a database of an earlier layout, whatever its flags were. Call only inside `write`. */
+  dropDatabase(name: string, options: { dupSort?: boolean } = {}): void {
+    if (this.writing === 0) throw new Error('dropDatabase must run inside Store.write()');
+    this.root.openDB({ name, ...options }).dropSync();
   }
 
   /** Record counts of the registered collections, by name. */
