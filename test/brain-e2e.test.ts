@@ -37,13 +37,19 @@ const inStorage = (id: string) => {
 
 /** Acts as the person at the balconies: confirms every job of the request that waits for a trigger, until the request ends. */
 async function work(requestId: string, onJob: (job: { id: string; type: string }) => Promise<unknown> = (job) => post(`/api/v2/trigger/${job.id}`, {}), ms = 120_000) {
-  return until(`request ${requestId} to end (${JSON.stringify(await graph(requestId).catch(() => []))})`, async () => {
+  return until(`request ${requestId} to end`, async () => {
     for (const job of (await get(`/api/v2/jobs?request_id__eq=${requestId}&status__eq=EXECUTING&size=100`)).items) {
       if (job.details.waiting_for === 'trigger') await onJob(job);
     }
     const r = await request(requestId);
     return ['SUCCEEDED', 'CANCELLED', 'ABORTED'].includes(r.status) ? r : undefined;
-  }, ms);
+  }, ms).catch(async (err: Error) => {
+    // The jobs and bots as they stand when it gave up, and what the app said: the why.
+    const jobs = (await graph(requestId).catch(() => [])).map((n) => [n.type, n.status, n.carrier_id, n.details]);
+    const bots = await get('/api/v2/bots').catch(() => null);
+    const said = a.lines.filter((l) => ['warn', 'error', 'fatal'].includes(l.level) || /bot|job|planner/.test(l.msg ?? '')).slice(-40).map((l) => JSON.stringify(l)).join('\n');
+    throw new Error(`${err.message}\njobs: ${JSON.stringify(jobs)}\nbots: ${JSON.stringify(bots)}\n${said}`);
+  });
 }
 
 t.test('a multi-SKU fulfillment over several carriers, one behind another, ends with exact inventory', async (t) => {

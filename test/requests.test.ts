@@ -22,7 +22,7 @@ t.before(async () => {
 t.teardown(() => a.close());
 // A failing flow shows what the app logged at error and above (the brain thread's lines too).
 t.afterEach((t) => {
-  if (!t.passing()) t.comment(a.lines.filter((l) => l.level >= 50).slice(-8).map((l) => JSON.stringify(l).slice(0, 2000)).join('\n'));
+  if (!t.passing()) t.comment(a.lines.filter((l) => l.level === 'error' || l.level === 'fatal').slice(-8).map((l) => JSON.stringify(l).slice(0, 2000)).join('\n'));
 });
 
 const post = (p: string, json: unknown, headers: Record<string, string> = {}) => a.admin.request(p, { method: 'POST', json, headers });
