@@ -298,3 +298,46 @@ t.test('bad input on auth bodies', async (t) => {
   const legacy = await admin.post('/api/v2/auth/create_account', { username: 'legacy', email: 'legacy@example.com', role: 'Operator' });
   t.equal(legacy.status, 201, 'the deprecated role field is honoured');
 });
+
+t.test('a password reset ends every refresh session of the user', async (t) => {
+  const u = await newUser('viewer');
+  const anon = as(undefined);
+  const login = await anon.post('/api/v2/auth/login', { email: u.email, password: u.password });
+  t.equal(login.status, 200);
+  const other = await anon.post('/api/v2/auth/login', { email: u.email, password: u.password });
+  const rotated = await anon.post('/api/v2/auth/refresh_token', { refresh_token: other.json.refresh_token });
+  t.equal(rotated.status, 200);
+  const changed = await anon.post('/api/v2/auth/reset_password', { email: u.email, old_password: u.password, new_password: 'Brand-New-Secret-91' });
+  t.equal(changed.status, 200);
+  t.equal((await anon.post('/api/v2/auth/refresh_token', { refresh_token: login.json.refresh_token })).status, 401, 'a refresh token from before the reset');
+  t.equal((await anon.post('/api/v2/auth/refresh_token', { refresh_token: rotated.json.refresh_token })).status, 401, 'and a rotated one too');
+  const fresh = await anon.post('/api/v2/auth/login', { email: u.email, password: 'Brand-New-Secret-91' });
+  t.equal((await anon.post('/api/v2/auth/refresh_token', { refresh_token: fresh.json.refresh_token })).status, 200, 'sessions after the reset work');
+});
+
+t.test('a role change ends the refresh sessions too', async (t) => {
+  const u = await newUser('viewer');
+  const anon = as(undefined);
+  const login = await anon.post('/api/v2/auth/login', { email: u.email, password: u.password });
+  t.equal((await admin.request('/api/v2/auth/update_user', { method: 'PATCH', json: { user_id: u.id, role_id: 'operator' } })).status, 200);
+  t.equal((await anon.post('/api/v2/auth/refresh_token', { refresh_token: login.json.refresh_token })).status, 401);
+});
+
+t.test('an expired password is refused at login and at refresh', async (t) => {
+  const u = await newUser('viewer');
+  const anon = as(undefined);
+  const login = await anon.post('/api/v2/auth/login', { email: u.email, password: u.password });
+  t.equal(login.status, 200);
+  // Expiry is 180 days away; age the password in the store.
+  const record = a.app.store.collection(users).get(u.id)!;
+  await a.app.store.write(() => a.app.store.collection(users).put({ ...record, password_expires_at: Date.now() - 1000 }));
+  const again = await anon.post('/api/v2/auth/login', { email: u.email, password: u.password });
+  t.equal(again.status, 401);
+  t.match(again.json.detail, /expired/);
+  const refresh = await anon.post('/api/v2/auth/refresh_token', { refresh_token: login.json.refresh_token });
+  t.equal(refresh.status, 401, 'refresh is refused as login is');
+  t.match(refresh.json.detail, /expired/);
+  const changed = await anon.post('/api/v2/auth/reset_password', { email: u.email, old_password: u.password, new_password: 'Renewed-Secret-55' });
+  t.equal(changed.status, 200, 'the old password still sets a new one');
+  t.equal((await anon.post('/api/v2/auth/login', { email: u.email, password: 'Renewed-Secret-55' })).status, 200);
+});

@@ -15,7 +15,7 @@ import { AttemptLimiter } from './rate-limit.js';
 import { roles, users, type UserRecord } from './records.js';
 import { issueResetCode, resetPassword, type ResetInput } from './reset.js';
 import { rolePermissions, seedRoles, SEEDED_ROLES } from './roles.js';
-import { issueTokens, pruneSessions, refreshTokens, verifyAccessToken, type TokenPair } from './tokens.js';
+import { issueTokens, pruneSessions, refreshTokens, refuseExpiredPassword, verifyAccessToken, type TokenPair } from './tokens.js';
 import { normalizeEmail } from './users.js';
 
 export const ANONYMOUS: Caller = { kind: 'anonymous', permissions: new Set(), authorityLevel: 0 };
@@ -92,9 +92,7 @@ export class Auth {
       throw new DomainError('unauthorized', 'Incorrect email or password');
     }
     this.perAccount.clear(account);
-    if (user.password_expires_at !== null && user.password_expires_at <= this.deps.now()) {
-      throw new DomainError('unauthorized', 'The password has expired; set a new one with POST /api/v2/auth/reset_password and old_password');
-    }
+    refuseExpiredPassword(this.deps, user);
     return issueTokens(this.deps, user);
   }
 

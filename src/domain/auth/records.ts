@@ -55,6 +55,8 @@ export interface SessionRecord {
   secret_digest: string;
   expires_at: number;
   used_at: number | null;
+  /** The user's token_version when the token was issued; a later version refuses it. */
+  token_version: number;
 }
 
 export const users: CollectionDef<UserRecord> = {

@@ -13,6 +13,7 @@ import { EVENT } from '../events/catalogue.js';
 import { hashPassword, policyIssues, verifyPassword } from './passwords.js';
 import { digest } from './secrets.js';
 import { users, type UserRecord } from './records.js';
+import { revokeSessions } from './tokens.js';
 
 const CODE_DIGITS = 8;
 
@@ -73,6 +74,7 @@ export async function resetPassword(deps: AuthDeps, user: UserRecord | undefined
       token_version: current.token_version + 1,
       updated_at: deps.now(),
     });
+    revokeSessions(deps, user.id);
     authChanged(deps, EVENT.passwordReset, `user ${user.id} set a new password`);
   });
 }

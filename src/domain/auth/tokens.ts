@@ -2,7 +2,8 @@
  * Access and refresh tokens. Access tokens are short-lived JWTs (HS256, key in the state
  * directory) naming the user and its token version; refresh tokens are opaque, stored as a
  * digest, and single-use: refreshing rotates them, and presenting a used one revokes its
- * whole family (it was stolen, or replayed).
+ * whole family (it was stolen, or replayed). Raising a user's token version (password reset,
+ * role change) refuses both kinds at once; the user's stored sessions are removed as well.
  */
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { jwtVerify, SignJWT } from 'jose';
@@ -36,6 +37,7 @@ export async function issueTokens(deps: AuthDeps, user: UserRecord, family: stri
   await deps.store.write(() => {
     deps.store.collection(sessions).put({
       id, user_id: user.id, family, secret_digest: digest(deps.secrets.digestKey, secret), expires_at: now + s.refreshTokenSeconds * 1000, used_at: null,
+      token_version: user.token_version,
     });
   });
   return { access_token, refresh_token: `${REFRESH_PREFIX}${id}.${secret}`, token_type: 'bearer' };
@@ -62,7 +64,8 @@ export async function refreshTokens(deps: AuthDeps, presented: string): Promise<
     }
     if (session.expires_at <= deps.now()) return { ok: false as const };
     const user = deps.store.collection(users).get(session.user_id);
-    if (!user) return { ok: false as const };
+    // Sessions from before the token_version field count as version 0.
+    if (!user || (session.token_version ?? 0) !== user.token_version) return { ok: false as const };
     c.put({ ...session, used_at: deps.now() });
     return { ok: true as const, user, family: session.family };
   });
@@ -70,7 +73,21 @@ export async function refreshTokens(deps: AuthDeps, presented: string): Promise<
     if ('reused' in outcome && outcome.reused) deps.logger.warn({ user_id: outcome.reused.user_id }, 'refresh token reused: its session family is revoked');
     throw INVALID_REFRESH();
   }
+  refuseExpiredPassword(deps, outcome.user);
   return issueTokens(deps, outcome.user, outcome.family);
+}
+
+/** Throws the login's 401 when the user's password has expired: no new tokens until it is changed. */
+export function refuseExpiredPassword(deps: AuthDeps, user: UserRecord): void {
+  if (user.password_expires_at !== null && user.password_expires_at <= deps.now()) {
+    throw new DomainError('unauthorized', 'The password has expired; set a new one with POST /api/v2/auth/reset_password and old_password');
+  }
+}
+
+/** Removes every stored refresh session of a user; call inside a write. */
+export function revokeSessions(deps: AuthDeps, userId: number): void {
+  const c = deps.store.collection(sessions);
+  for (const key of c.keysBy('user_id', userId)) c.remove(key);
 }
 
 /** The user an access token names, or undefined when it is invalid, expired or revoked. */

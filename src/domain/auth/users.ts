@@ -11,6 +11,7 @@ import { who } from './caller.js';
 import { issueResetCode } from './reset.js';
 import { checkReach, getRole, listRoles } from './roles.js';
 import { roles, users, type RoleRecord, type UserRecord } from './records.js';
+import { revokeSessions } from './tokens.js';
 
 /** Trims and lowercases an email: the form it is stored and looked up in. */
 export function normalizeEmail(email: string): string {
@@ -83,6 +84,7 @@ export async function updateUser(deps: AuthDeps, caller: Caller, input: UpdateUs
       updated_at: deps.now(),
     };
     deps.store.collection(users).put(record);
+    if (token_version !== user.token_version) revokeSessions(deps, user.id);
     authChanged(deps, EVENT.userUpdated, `user ${record.id} "${record.username}" changed${role_id !== user.role_id ? ` (role ${user.role_id} -> ${role_id})` : ''} by ${who(caller)}`);
     return record;
   });
