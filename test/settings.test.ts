@@ -5,6 +5,14 @@ import { decodeJwt } from 'jose';
 import { startAdminApp, type AdminApp, type Bootstrap } from './helpers/app.js';
 import { Client, type Answer } from './helpers/client.js';
 import type { Caller } from '../src/domain/auth/caller.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Store } from '../src/store/store.js';
+import { EVENT_COLLECTIONS, Events } from '../src/domain/events/events.js';
+import { AUTH_COLLECTIONS } from '../src/domain/auth/records.js';
+import { SETTINGS_COLLECTIONS, Settings } from '../src/domain/settings/settings.js';
+import { settingRegistry } from '../src/domain/settings/registry.js';
 
 let a: AdminApp;
 let c: Client;
@@ -138,4 +146,23 @@ t.test('setting changes are events', async (t) => {
   t.ok(r.json.items.every((e: { hex_value: string }) => ['0x3001', '0x3002'].includes(e.hex_value)));
   t.ok(r.json.items.some((e: { description: string }) => e.description === 'setting auth.accessTokenMinutes set to 2 by API key 1'));
   t.notOk(JSON.stringify(r.json).includes('["json"]'), 'custom values are not shown');
+});
+
+t.test('a listener told of a setting change reads the new value (the brain is told this way)', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'wh-settings-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const store = await Store.open({ dir }, [...SETTINGS_COLLECTIONS, ...EVENT_COLLECTIONS, ...AUTH_COLLECTIONS]);
+  t.teardown(() => store.close());
+  const events = new Events(store, Date.now);
+  const settings = new Settings(store, settingRegistry({ timeZone: 'UTC', maxPageSize: 100 }), Date.now, events);
+  // No roles are stored here: only a caller above every authority passes required_role.
+  const top: Caller = { kind: 'user', id: 1, permissions: new Set(), authorityLevel: Number.MAX_SAFE_INTEGER };
+  const seen: unknown[] = [];
+  events.subscribe((e) => {
+    if (e.component === 'settings') seen.push([settings.value('picking.external.enabled'), settings.value('brain.chargeBelowPercent'), settings.value('brain.faultClearSeconds')]);
+  });
+  await settings.set(top, 'picking.external.enabled', true);
+  await settings.update(top, null, { 'brain.chargeBelowPercent': 35, 'brain.faultClearSeconds': 0 }, []);
+  await settings.reset(top, 'picking.external.enabled');
+  t.same(seen, [[true, 20, 10], [true, 35, 0], [true, 35, 0], [false, 35, 0]]);
 });

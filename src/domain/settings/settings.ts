@@ -7,7 +7,7 @@
  * settings keep the value the process started with.
  */
 import { randomUUID } from 'node:crypto';
-import type { CollectionDef } from '../../store/collection.js';
+import type { Collection, CollectionDef } from '../../store/collection.js';
 import type { Store } from '../../store/store.js';
 import type { Caller } from '../auth/caller.js';
 import { roles } from '../auth/records.js';
@@ -213,6 +213,9 @@ export class Settings {
     const changed = new Set<string>();
     await this.store.write(() => {
       const collection = this.store.collection(settingRecords);
+      // Queued before any event of this write: after-commit callbacks run in order, and the
+      // listeners of a setting event (the brain) must read the new value, not the old one.
+      this.store.afterCommit(() => this.reload(collection, changed, [...sets, ...resets]));
       const now = this.now();
       for (const s of sets) {
         const k = recordKey(s.key, s.userIdx);
@@ -247,16 +250,17 @@ export class Settings {
         this.events?.record(EVENT.settingReset, `${describe(r.key, r.userIdx)} restored to its default by ${who(caller)}`);
       }
       if (changed.size > 0) this.store.nextId(SETTINGS_VERSION);
-      this.store.afterCommit(() => {
-        for (const key of changed) {
-          for (const userIdx of new Set([...sets, ...resets].filter((x) => x.key === key).map((x) => x.userIdx))) {
-            const record = collection.get(recordKey(key, userIdx));
-            if (record) this.records.set(recordKey(key, userIdx), record);
-            else this.records.delete(recordKey(key, userIdx));
-          }
-        }
-      });
     });
+  }
+
+  /** Copies the committed records of the changed keys into memory. */
+  private reload(collection: Collection<SettingRecord>, changed: ReadonlySet<string>, touched: readonly { key: string; userIdx: number | null }[]): void {
+    for (const { key, userIdx } of touched) {
+      if (!changed.has(key)) continue;
+      const record = collection.get(recordKey(key, userIdx));
+      if (record) this.records.set(recordKey(key, userIdx), record);
+      else this.records.delete(recordKey(key, userIdx));
+    }
   }
 
   private item(key: string, userIdx: number | null): SettingItem {
