@@ -3,6 +3,7 @@ import Type from 'typebox';
 import type { SiteLinks } from '../../brain/links.js';
 import { NotFoundError } from '../../domain/errors.js';
 import type { Site } from '../../domain/site/load.js';
+import { protocolTable, type ArrayField } from '../../link/protocol/table.js';
 import { ErrorBody } from '../errors.js';
 import { route, type AnyRoute } from '../route.js';
 
@@ -18,10 +19,24 @@ const BotResponse = Type.Object({
   heading: Type.String(),
 }, { description: 'Bot (spec 2.8), with its position and link state' });
 
+/**
+ * The bounds of LED_SEQUENCE in firmware-protocol/messages.json: a body the link would refuse
+ * must be a 422 here, not a `published: false` that looks like an unreachable controller.
+ */
+function ledLimits(): { maxSteps: number; minMs: number; maxMs: number } {
+  const steps = protocolTable().byName.get('LED_SEQUENCE')!.fields.find((f): f is ArrayField => f.kind === 'array' && f.name === 'steps')!;
+  const duration = steps.fields.find((f) => f.name === 'duration_ms')!;
+  return { maxSteps: steps.max, minMs: duration.min, maxMs: duration.max };
+}
+const LED = ledLimits();
+
 const Channel = Type.Integer({ minimum: 0, maximum: 255 });
 const LedStep = Type.Object({
   colors: Type.Array(Type.Array(Channel, { minItems: 3, maxItems: 3 }), { minItems: 1, maxItems: 1, description: 'One colour [r, g, b] per step' }),
-  duration: Type.Number({ exclusiveMinimum: 0, maximum: 60, description: 'Seconds, above 0, at most 60' }),
+  duration: Type.Number({
+    minimum: LED.minMs / 1000, maximum: LED.maxMs / 1000,
+    description: `Seconds, ${LED.minMs / 1000} to ${LED.maxMs / 1000} (the LED controller's steps are whole milliseconds, ${LED.minMs} to ${LED.maxMs})`,
+  }),
 }, { description: 'LED step (spec 2.9)' });
 
 /** GET /bots and POST /balcony_leds/balcony/{balcony_id}. */
@@ -48,7 +63,7 @@ export function botRoutes(site: Site, links: SiteLinks | undefined): AnyRoute[] 
       method: 'POST', path: '/api/v2/balcony_leds/balcony/{balcony_id}', tag: 'System', permission: 'system:balcony_leds',
       summary: 'Show an LED sequence at a balcony; published is true once its LED controller acknowledged it',
       params: Type.Object({ balcony_id: Type.Integer({ minimum: 0 }) }),
-      body: Type.Object({ status: Type.Array(LedStep, { minItems: 1, maxItems: 32 }) }),
+      body: Type.Object({ status: Type.Array(LedStep, { minItems: 1, maxItems: LED.maxSteps, description: `1 to ${LED.maxSteps} steps, played in order` }) }),
       responses: { 200: Type.Object({ balcony_id: Type.Integer(), published: Type.Boolean() }), 404: ErrorBody },
       handler: async ({ params, body }) => {
         if (!site.balconies.some((b) => b.id === params.balcony_id)) throw new NotFoundError(`balcony ${params.balcony_id} does not exist`);
