@@ -130,7 +130,7 @@ export class SiteLinks {
     return this.sim;
   }
 
-  /** Bots with their latest telemetry. */
+  /** Bots with their latest telemetry; `online` is the link's session state. */
   list(): BotState[] {
     return [...this.bots.values()];
   }
@@ -220,9 +220,11 @@ export class SiteLinks {
           if (!bot || bot.level_id !== levelId) break;
           const m = event.message;
           if (m.type === 'TELEMETRY') {
+            // `online` is left to the link's online/offline events: a bot that lost the link
+            // keeps sending telemetry (with LINK_LOST) and is offline until it is welcomed again.
             Object.assign(bot, {
               x: m.x, y: m.y, heading: m.heading, battery_level: m.battery / 10, is_charging: m.charging, carrier_held: m.carrier,
-              faults: m.faults, online: true, updated_at: this.now(),
+              faults: m.faults, updated_at: this.now(),
             });
             this.tell({ kind: 'telemetry', bot, telemetry: m });
           } else if (m.type === 'FAULT') {
