@@ -296,3 +296,19 @@ t.test('a carrier leaving the front of a lane speeds up those behind it, and eta
   t.same(etaProblems(w), []);
   t.same(list({ sku_id__eq: 'A', sort_by: '-eta' }), ['box-1', 'box-4'], 'box 1 (SKU A), deepest and behind two carriers, now comes before box 4');
 });
+
+t.test('seeding refuses overlapping boxes even when a layout skipped the validator', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'wh-inv-'));
+  const store = await Store.open({ dir }, [...INVENTORY_COLLECTIONS]);
+  t.teardown(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const site = buildSite(smallSite());
+  const layout = smallSite();
+  // Legacy '11110000' is canonical sections 0-15; 32 digits with section 0 set overlap it.
+  layout.carriers[0]!.boxes![1]!.section_code = `1${'0'.repeat(31)}`;
+  const inventory = new Inventory({ store, site: { ...site, layout }, now: () => 1 });
+  await t.rejects(inventory.seedFromLayout(), { name: 'ConflictError', message: /box 2 overlaps box\(es\) 1 on carrier C1/ });
+  t.equal(store.collection(boxes).count() + store.collection(carriers).count() + store.collection(skus).count(), 0, 'nothing was written');
+});

@@ -225,6 +225,10 @@ const cases: [string, (s: any) => void, string][] = [
   ['duplicate carrier id', (s) => s.carriers.push({ id: 'C1', level_id: 1, x: 2, y: 2 }), 'carriers[2].id: duplicate carrier id "C1"'],
   ['duplicate box id', (s) => (s.carriers[1].boxes = [{ id: 2, section_code: '1' }]), 'carriers[1].boxes[0].id: duplicate box id 2'],
   ['overlapping boxes', (s) => (s.carriers[0].boxes[1].section_code = '00011111'), 'carriers[0].boxes[1].section_code: overlaps'],
+  // Overlap is judged on the canonical code, across widths: 8-digit '11110000' takes canonical sections 0-15.
+  ['8 and 32 digits overlapping', (s) => (s.carriers[0].boxes[1].section_code = `1${'0'.repeat(31)}`), 'carriers[0].boxes[1].section_code: overlaps boxes[0]'],
+  ['8 and 16 digits overlapping', (s) => (s.carriers[0].boxes[1].section_code = `0000000${'1'.repeat(9)}`), 'carriers[0].boxes[1].section_code: overlaps boxes[0]'],
+  ['short legacy code and 32 digits', (s) => (s.carriers[0].boxes = [{ id: 1, section_code: '10000000' }, { id: 2, section_code: `1${'0'.repeat(31)}` }]), 'carriers[0].boxes[1].section_code: overlaps boxes[0]'],
   ['box in no section', (s) => (s.carriers[0].boxes[1].section_code = '0'.repeat(16)), 'carriers[0].boxes[1].section_code: takes no section'],
   ['load of an unknown SKU', (s) => (s.carriers[0].boxes[0].load.sku_id = 'B'), 'carriers[0].boxes[0].load.sku_id: unknown SKU "B"'],
   ['more items than fit', (s) => (s.carriers[0].boxes[0].load.item_count = 11), 'carriers[0].boxes[0].load.item_count: 11 is more than item_count_max 10'],
@@ -239,6 +243,19 @@ t.test('each kind of bad file names its path', async (t) => {
     const problems = problemsOf(layout);
     t.ok(problems.some((p) => p.startsWith(expected)), what, { expected, problems });
   }
+});
+
+t.test('boxes of different code widths that take different sections may share a carrier', async (t) => {
+  const layout = base();
+  // '11110000' takes canonical sections 0-15; these take 16-23 and 24-31.
+  layout.carriers[0].boxes = [
+    { id: 1, section_code: '11110000' },
+    { id: 2, section_code: `${'0'.repeat(8)}11110000` },
+    { id: 3, section_code: `${'0'.repeat(24)}${'1'.repeat(8)}` },
+  ];
+  t.same(problemsOf(layout), []);
+  layout.carriers[0].boxes.push({ id: 4, section_code: '1' });
+  t.same(problemsOf(layout).filter((p) => p.includes('overlaps')), ['carriers[0].boxes[3].section_code: overlaps boxes[2] of the carrier (canonical code 00000000000000000000000000001111)']);
 });
 
 t.test('SiteError lists every problem, not only the first', async (t) => {

@@ -367,8 +367,13 @@ export class Inventory {
       let maxBox = 0;
       for (const c of layout.carriers) {
         this.store.collection(carriers).put({ id: c.id, level_id: c.level_id, x: c.x, y: c.y, updated_at: now });
+        // The layout validator refuses overlaps too; this keeps a layout built around it out of the store.
+        const taken = new Map<number, number>();
         for (const b of c.boxes ?? []) {
           const box: BoxRecord = { id: b.id, carrier_id: c.id, code32: parseSectionCode(b.section_code), load: b.load ?? null, updated_at: now };
+          const clashes = [...taken].filter(([, code]) => overlaps(code, box.code32)).map(([id]) => id);
+          if (clashes.length > 0) throw new ConflictError(`site layout: box ${b.id} overlaps box(es) ${clashes.join(', ')} on carrier ${c.id}`);
+          taken.set(b.id, box.code32);
           this.book({ code32: box.code32, load: null }, box);
           this.store.collection(boxes).put(box);
           maxBox = Math.max(maxBox, b.id);

@@ -11,6 +11,7 @@ import {
   type BalconyLayout, type BotLayout, type CarrierLayout, type CellKind, type Heading, type LevelLayout, type SiteLayout,
 } from './layout.js';
 import { demoLayout } from './demo.js';
+import { codeDigits, overlaps, parseSectionCode } from '../inventory/section-code.js';
 
 /** Raised when a layout cannot be used; `problems` holds every error, each prefixed by its JSON path. */
 export class SiteError extends Error {
@@ -450,24 +451,32 @@ function checkCarriers(carriers: CarrierLayout[], grids: Map<number, Grid>, skuI
 }
 
 function checkBoxes(c: CarrierLayout, at: string, boxIds: Set<number>, skuIds: Set<string>, out: Problems): void {
-  // Overlap is checked between codes of the same width only: how a legacy 8-bit code maps
-  // onto the 32 canonical sections is the inventory module's business, not the file's.
-  const usedByWidth = new Map<number, bigint>();
+  // Overlap is judged on the canonical 32-bit code, as the inventory judges it: a legacy
+  // "10000000" and a 32-digit "1000...0" take the same section and may not share a carrier.
+  const owners: { index: number; code32: number }[] = [];
   c.boxes?.forEach((box, bi) => {
     const where = `${at}.boxes[${bi}]`;
     if (boxIds.has(box.id)) out.add(`${where}.id: duplicate box id ${box.id}`);
     boxIds.add(box.id);
-    const width = box.section_code.length <= 8 ? 8 : box.section_code.length;
-    const bits = BigInt(`0b${box.section_code}`);
-    if (bits === 0n) out.add(`${where}.section_code: takes no section (no 1 digit)`);
-    const used = usedByWidth.get(width) ?? 0n;
-    if ((used & bits) !== 0n) out.add(`${where}.section_code: overlaps another box of the carrier`);
-    usedByWidth.set(width, used | bits);
+    const code32 = canonicalCode(box.section_code);
+    if (code32 === 0) out.add(`${where}.section_code: takes no section (no 1 digit)`);
+    const clashes = owners.filter((o) => overlaps(o.code32, code32)).map((o) => `boxes[${o.index}]`);
+    if (clashes.length > 0) out.add(`${where}.section_code: overlaps ${clashes.join(', ')} of the carrier (canonical code ${codeDigits(code32, 32)})`);
+    owners.push({ index: bi, code32 });
     const load = box.load;
     if (load === undefined) return;
     if (!skuIds.has(load.sku_id)) out.add(`${where}.load.sku_id: unknown SKU ${JSON.stringify(load.sku_id)}`);
     if (load.item_count > load.item_count_max) out.add(`${where}.load.item_count: ${load.item_count} is more than item_count_max ${load.item_count_max}`);
   });
+}
+
+/** The canonical code of a section code the schema has accepted; 0 when it takes no section. */
+function canonicalCode(digits: string): number {
+  try {
+    return parseSectionCode(digits);
+  } catch {
+    return 0;
+  }
 }
 
 // ---------------------------------------------------------------------------- derived site
