@@ -341,3 +341,62 @@ t.test('an expired password is refused at login and at refresh', async (t) => {
   t.equal(changed.status, 200, 'the old password still sets a new one');
   t.equal((await anon.post('/api/v2/auth/login', { email: u.email, password: 'Renewed-Secret-55' })).status, 200);
 });
+
+/** Logs a fresh user of the role in; a client with its access token. */
+async function userClient(role_id: string): Promise<Client> {
+  const u = await newUser(role_id);
+  const login = await as(undefined).post('/api/v2/auth/login', { email: u.email, password: u.password });
+  if (login.status !== 200) throw new Error(login.text);
+  return as(login.json.access_token);
+}
+
+async function listedKeys(c: Client): Promise<Map<number, string>> {
+  const r = await c.get('/api/v2/auth/api_keys?size=1000');
+  if (r.status !== 200) throw new Error(r.text);
+  return new Map(r.json.items.map((k: any) => [k.id, k.api_key]));
+}
+
+async function generated(c: Client, permission_keys: string[]): Promise<{ id: number; value: string }> {
+  const r = await c.post('/api/v2/auth/generate_api_key', { name: `g${Math.random()}`, permission_keys });
+  if (r.status !== 201) throw new Error(r.text);
+  const id = (await admin.get('/api/v2/auth/api_keys?size=1000')).json.items.find((k: any) => k.api_key === r.json.api_key).id;
+  return { id, value: r.json.api_key };
+}
+
+t.test('key values are listed only to callers who could have made the key', async (t) => {
+  const role = async (name: string, permissions: string[]) => (await admin.post('/api/v2/auth/roles', { name, authority_level: 50, permissions })).json.id;
+  const keyViewer = await userClient(await role('Key viewer', ['api_keys:view', 'api_keys:create', 'jobs:view']));
+  const userViewer = await userClient(await role('User viewer', ['api_keys:create', 'users:view']));
+  const adminUser = await userClient('admin');
+  const own = await generated(keyViewer, ['jobs:view']);
+  const wider = await generated(userViewer, ['users:view']);
+  const adminsOwn = await generated(adminUser, ['jobs:view']);
+  const bootstrapId = (await admin.get('/api/v2/auth/api_keys?name__eq=bootstrap')).json.items[0].id;
+  const masked = /^whk_.{4}….{4}$/;
+
+  const seenByCustom = await listedKeys(keyViewer);
+  t.equal(seenByCustom.get(own.id), own.value, 'a key within the caller\'s permissions shows its value');
+  t.match(seenByCustom.get(wider.id), masked, 'a key with a permission the caller lacks is masked');
+  t.not(seenByCustom.get(wider.id), wider.value);
+  t.match(seenByCustom.get(adminsOwn.id), masked, 'a key made with more authority is masked');
+  t.match(seenByCustom.get(bootstrapId), masked);
+
+  const seenByAdmin = await listedKeys(adminUser);
+  t.match(seenByAdmin.get(bootstrapId), masked, 'an Admin does not see the bootstrap key');
+  t.notOk(seenByAdmin.get(bootstrapId)?.includes(boot.api_key));
+  t.equal(seenByAdmin.get(adminsOwn.id), adminsOwn.value);
+  t.equal(seenByAdmin.get(wider.id), wider.value);
+  t.equal((await listedKeys(admin)).get(bootstrapId), boot.api_key, 'the bootstrap key sees every value');
+});
+
+t.test('deleting a key made with more authority is refused, as patching it is', async (t) => {
+  const adminUser = await userClient('admin');
+  const above = await newKey(['jobs:view']); // made with the bootstrap key: authority 100
+  const aboveId = (await admin.get('/api/v2/auth/api_keys?size=1000')).json.items.find((k: any) => k.api_key === above).id;
+  t.equal((await adminUser.request(`/api/v2/auth/api_keys/${aboveId}`, { method: 'DELETE' })).status, 403);
+  t.equal((await adminUser.request(`/api/v2/auth/api_keys/${aboveId}/permissions`, { method: 'PATCH', json: { permission_keys: [] } })).status, 403);
+  t.equal((await as(above).get('/api/v2/jobs')).status, 200, 'the key still works');
+  const own = await generated(adminUser, ['jobs:view']);
+  t.equal((await adminUser.request(`/api/v2/auth/api_keys/${own.id}`, { method: 'DELETE' })).status, 200, 'its own key it may delete');
+  t.equal((await as(own.value).get('/api/v2/jobs')).status, 401);
+});

@@ -65,13 +65,32 @@ export function keyValue(deps: AuthDeps, record: ApiKeyRecord): string {
   return unseal(deps.secrets.encryptionKey, record.sealed_key);
 }
 
-/** Deletes a key; it stops authenticating at once. */
-export async function deleteApiKey(deps: AuthDeps, id: number): Promise<ApiKeyRecord> {
+/** A key value cut to its prefix and last characters: enough to recognise, not to use. */
+export function maskKey(value: string): string {
+  return `${value.slice(0, 8)}…${value.slice(-4)}`;
+}
+
+/**
+ * Whether the caller may see a key's value: only when the key can do nothing the caller
+ * cannot, that is its permissions are a subset of the caller's and it was not made with more
+ * authority. Otherwise the value would hand the caller powers it does not hold.
+ */
+export function mayRevealKey(caller: Caller, record: ApiKeyRecord): boolean {
+  if (record.authority_level > caller.authorityLevel) return false;
+  for (const key of expandPermissions(record.permission_keys)) if (!caller.permissions.has(key)) return false;
+  return true;
+}
+
+/** Deletes a key under the rule of patching; it stops authenticating at once. */
+export async function deleteApiKey(deps: AuthDeps, caller: Caller, id: number): Promise<ApiKeyRecord> {
   return deps.store.write(() => {
-    const removed = deps.store.collection(apiKeys).remove(id);
-    if (!removed) throw new NotFoundError(`No API key ${id}`);
-    authChanged(deps, EVENT.apiKeyDeleted, `API key ${removed.id} "${removed.name}" deleted`);
-    return removed;
+    const c = deps.store.collection(apiKeys);
+    const record = c.get(id);
+    if (!record) throw new NotFoundError(`No API key ${id}`);
+    checkKeyReach(caller, record);
+    c.remove(id);
+    authChanged(deps, EVENT.apiKeyDeleted, `API key ${record.id} "${record.name}" deleted by ${who(caller)}`);
+    return record;
   });
 }
 
@@ -81,13 +100,17 @@ export async function setApiKeyPermissions(deps: AuthDeps, caller: Caller, id: n
   return deps.store.write(() => {
     const record = deps.store.collection(apiKeys).get(id);
     if (!record) throw new NotFoundError(`No API key ${id}`);
-    // A key made by someone of higher authority is out of reach, as that person's role would be.
-    if (record.authority_level > caller.authorityLevel) throw new DomainError('forbidden', 'That key was made with more authority than yours');
+    checkKeyReach(caller, record);
     const next = { ...record, permission_keys };
     deps.store.collection(apiKeys).put(next);
     authChanged(deps, EVENT.apiKeyPermissions, `API key ${id} "${record.name}" now has ${permission_keys.length} permission(s), set by ${who(caller)}`);
     return next;
   });
+}
+
+function checkKeyReach(caller: Caller, record: ApiKeyRecord): void {
+  // A key made by someone of higher authority is out of reach, as that person's role would be.
+  if (record.authority_level > caller.authorityLevel) throw new DomainError('forbidden', 'That key was made with more authority than yours');
 }
 
 /** Finds the key a caller presented, or undefined when it is unknown, wrong or expired. */

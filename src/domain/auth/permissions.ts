@@ -38,7 +38,7 @@ group('roles', {
 }, 'Everything about roles');
 group('permissions', { view: 'List permission keys and who holds them' });
 group('api_keys', {
-  view: 'List API keys, with their values',
+  view: 'List API keys, with the values of those within one\'s own permissions',
   create: 'Create API keys (with permissions one holds)',
   update: 'Replace the permissions of API keys',
   delete: 'Delete API keys',

@@ -1,16 +1,17 @@
 /** Spec 4.1: authentication, users, roles, permissions and API keys. */
 import Type from 'typebox';
 import type { Auth } from '../../domain/auth/auth.js';
-import { deleteApiKey, generateApiKey, keyValue, setApiKeyPermissions } from '../../domain/auth/api-keys.js';
+import { deleteApiKey, generateApiKey, keyValue, maskKey, mayRevealKey, setApiKeyPermissions } from '../../domain/auth/api-keys.js';
 import type { Caller } from '../../domain/auth/caller.js';
 import { PERMISSIONS, expandPermissions } from '../../domain/auth/permissions.js';
 import { apiKeys, roles as roleRecords, users as userRecords, type ApiKeyRecord, type RoleRecord, type UserRecord } from '../../domain/auth/records.js';
 import { assignableRoles, createRole, deleteRole, getRole, listRoles, updateRole } from '../../domain/auth/roles.js';
 import { createAccount, getUser, updateUser } from '../../domain/auth/users.js';
 import { DomainError } from '../../domain/errors.js';
-import { collectionSource, type FieldTable } from '../../domain/list/index.js';
+import { collectionSource, executeList, listQuerySchema, parseListQuery, type FieldTable } from '../../domain/list/index.js';
 import { legacyStamp, utcStamp } from '../../domain/time.js';
 import { AUTHENTICATED, route, type AnyRoute } from '../route.js';
+import { Page } from '../schemas/common.js';
 import {
   ApiKeyInfo, ApiKeyPermission, CreateAccountBody, CreateAccountResponse, ForgotBody, GenerateKeyBody, Identity, KeyPermissionsBody, LoginBody, Message,
   PasswordPolicySchema, PermissionAssignment, RefreshBody, ResetBody, RoleBody, RolePatchBody, RoleResponse, TokenResponse, UpdateUserBody,
@@ -65,10 +66,11 @@ export function authRoutes(auth: Auth, options: AuthRouteOptions): AnyRoute[] {
     role: u.role_id,
     role_details: roleView(deps.store.collection(roleRecords).get(u.role_id) ?? missingRole(u.role_id)),
   });
-  const keyView = (k: ApiKeyRecord) => {
+  const keyView = (k: ApiKeyRecord, caller: Caller) => {
     const lastUsed = auth.lastUsed.lastUsed(k);
+    const value = keyValue(deps, k);
     return {
-      id: k.id, name: k.name, api_key: keyValue(deps, k), permission_keys: k.permission_keys,
+      id: k.id, name: k.name, api_key: mayRevealKey(caller, k) ? value : maskKey(value), permission_keys: k.permission_keys,
       expires_at: legacyStamp(k.expires_at, zone), expires_at_utc: utcStamp(k.expires_at),
       last_used: legacyStamp(lastUsed, zone), last_used_utc: utcStamp(lastUsed),
     };
@@ -167,9 +169,17 @@ export function authRoutes(auth: Auth, options: AuthRouteOptions): AnyRoute[] {
       responses: { 200: Type.Array(ApiKeyPermission) },
       handler: ({ caller }) => PERMISSIONS.filter((p) => caller.permissions.has(p.key)).map((p) => ({ group: p.group, key: p.key })),
     }),
-    listRoute({
-      path: '/api/v2/auth/api_keys', tag: 'auth', permission: 'api_keys:view', summary: 'API keys, with their values',
-      fields: KEY_FIELDS, source: keySource, item: ApiKeyInfo, view: keyView, options: listOptions,
+    // Not listRoute: what each item shows depends on the caller.
+    route({
+      method: 'GET', path: '/api/v2/auth/api_keys', tag: 'auth', permission: 'api_keys:view',
+      summary: 'API keys, with the values of those the caller could have made',
+      description: 'A key\'s value is shown only when its permissions are all held by the caller and it was not made with more authority than the caller\'s; other values are masked (`whk_xxxx…xxxx`), as in the delete answer.',
+      query: listQuerySchema(KEY_FIELDS, listOptions),
+      responses: { 200: Page(ApiKeyInfo) },
+      handler: ({ query, caller }) => {
+        const page = executeList(KEY_FIELDS, keySource, parseListQuery(KEY_FIELDS, query, listOptions));
+        return { ...page, items: page.items.map((k) => keyView(k, caller)) };
+      },
     }),
     route({
       method: 'POST', path: '/api/v2/auth/generate_api_key', tag: 'auth', permission: 'api_keys:create',
@@ -190,12 +200,12 @@ export function authRoutes(auth: Auth, options: AuthRouteOptions): AnyRoute[] {
     route({
       method: 'DELETE', path: '/api/v2/auth/api_keys/{api_key_id}', tag: 'auth', permission: 'api_keys:delete',
       summary: 'Delete an API key; it stops authenticating at once',
+      description: 'A key made with more authority than the caller\'s is out of reach (403), as for replacing its permissions.',
       params: KeyId,
       responses: { 200: Type.Object({ message: Type.String(), deleted_key: Type.String({ description: 'The key value, masked' }), deleted_key_id: Type.Integer(), deleted_key_name: Type.String() }) },
-      handler: async ({ params }) => {
-        const removed = await deleteApiKey(deps, params.api_key_id);
-        const value = keyValue(deps, removed);
-        return { message: `API key ${removed.name} deleted`, deleted_key: `${value.slice(0, 8)}…${value.slice(-4)}`, deleted_key_id: removed.id, deleted_key_name: removed.name };
+      handler: async ({ params, caller }) => {
+        const removed = await deleteApiKey(deps, caller, params.api_key_id);
+        return { message: `API key ${removed.name} deleted`, deleted_key: maskKey(keyValue(deps, removed)), deleted_key_id: removed.id, deleted_key_name: removed.name };
       },
     }),
     route({

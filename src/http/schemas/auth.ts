@@ -47,7 +47,7 @@ export const UserSchema = Type.Object({
 export const ApiKeyInfo = Type.Object({
   id: Type.Integer(),
   name: Type.String(),
-  api_key: Type.String({ description: 'The key value (shown to administrators)' }),
+  api_key: Type.String({ description: 'The key value when the caller holds every permission of the key; masked otherwise' }),
   permission_keys: Type.Array(Type.String()),
   ...Timestamp('expires_at', true),
   ...Timestamp('last_used', true),
