@@ -34,8 +34,9 @@ export class Auth {
 
   private constructor(readonly deps: AuthDeps) {
     this.lastUsed = new LastUsedTracker(deps);
-    this.perAccount = new AttemptLimiter({ free: 5, baseMs: 1000, maxMs: 15 * 60_000, windowMs: 60 * 60_000 }, deps.now);
-    this.perAddress = new AttemptLimiter({ free: 20, baseMs: 1000, maxMs: 15 * 60_000, windowMs: 60 * 60_000 }, deps.now);
+    const now = (): number => deps.now();
+    this.perAccount = new AttemptLimiter({ free: 5, baseMs: 1000, maxMs: 15 * 60_000, windowMs: 60 * 60_000 }, now);
+    this.perAddress = new AttemptLimiter({ free: 20, baseMs: 1000, maxMs: 15 * 60_000, windowMs: 60 * 60_000 }, now);
   }
 
   /** Seeds roles, creates the first administrator on an empty store, starts housekeeping. */
@@ -78,20 +79,19 @@ export class Auth {
   async login(email: string, password: string, address: string): Promise<TokenPair> {
     const account = `acct:${normalizeEmail(email)}`;
     const client = `ip:${address}`;
-    this.checkLimits(account, client);
+    this.reserveAttempt(account, client);
     const user = this.deps.store.collection(users).findOne('email', normalizeEmail(email));
     const ok = await verifyPassword(password, user?.password_hash);
     if (!ok || !user) {
-      this.perAccount.fail(account);
-      this.perAddress.fail(client);
-      this.deps.logger.warn({ user_id: user?.id, address }, 'login failed');
-      const subject = user ? `user ${user.id}` : 'an unknown account';
-      await this.deps.events?.emit(EVENT.loginFailed, `login failed for ${subject} from ${address}`);
+      // Neither log nor event names the account: readers of either must not learn which emails exist.
+      this.deps.logger.warn({ address }, 'login failed');
+      await this.deps.events?.emit(EVENT.loginFailed, `login failed from ${address}`);
       const locked = Math.max(this.perAccount.waitMs(account), this.perAddress.waitMs(client));
-      if (locked > 0) await this.deps.events?.emit(EVENT.lockedOut, `logins for ${subject} from ${address} refused for ${Math.ceil(locked / 1000)} s after repeated failures`);
+      if (locked > 0) await this.deps.events?.emit(EVENT.lockedOut, `logins from ${address} or for the account tried refused for ${Math.ceil(locked / 1000)} s after repeated failures`);
       throw new DomainError('unauthorized', 'Incorrect email or password');
     }
     this.perAccount.clear(account);
+    this.perAddress.release(client);
     refuseExpiredPassword(this.deps, user);
     return issueTokens(this.deps, user);
   }
@@ -105,9 +105,7 @@ export class Auth {
   async forgotPassword(email: string, address: string): Promise<void> {
     const account = `reset:${normalizeEmail(email)}`;
     const client = `ip:${address}`;
-    this.checkLimits(account, client);
-    this.perAccount.fail(account); // every request counts: codes are not to be farmed
-    this.perAddress.fail(client);
+    this.reserveAttempt(account, client); // kept even on success: codes are not to be farmed
     const user = this.deps.store.collection(users).findOne('email', normalizeEmail(email));
     if (user) await issueResetCode(this.deps, user, 'forgot_password');
   }
@@ -116,18 +114,20 @@ export class Auth {
   async resetPassword(input: ResetInput, address: string): Promise<void> {
     const account = `acct:${normalizeEmail(input.email)}`;
     const client = `ip:${address}`;
-    this.checkLimits(account, client);
+    this.reserveAttempt(account, client);
     const user = this.deps.store.collection(users).findOne('email', normalizeEmail(input.email));
     try {
       await resetPassword(this.deps, user, input);
     } catch (err) {
-      if (err instanceof DomainError && err.code === 'unauthorized') {
-        this.perAccount.fail(account);
-        this.perAddress.fail(client);
+      // Only a wrong code or password is a guess; a policy failure gives the attempt back.
+      if (!(err instanceof DomainError && err.code === 'unauthorized')) {
+        this.perAccount.release(account);
+        this.perAddress.release(client);
       }
       throw err;
     }
     this.perAccount.clear(account);
+    this.perAddress.release(client);
   }
 
   /** `auth_version` of client_state. */
@@ -146,12 +146,18 @@ export class Auth {
     await pruneSessions(this.deps);
   }
 
-  private checkLimits(...keys: string[]): void {
-    const wait = Math.max(this.perAccount.waitMs(keys[0]!), this.perAddress.waitMs(keys[1]!));
+  /**
+   * Refuses with 429 while either key must wait, else counts the attempt as failed up front,
+   * synchronously: parallel attempts then see each other before any slow password check runs.
+   */
+  private reserveAttempt(account: string, client: string): void {
+    const wait = Math.max(this.perAccount.waitMs(account), this.perAddress.waitMs(client));
     if (wait > 0) {
       const seconds = Math.ceil(wait / 1000);
       throw new TooManyRequestsError(`Too many attempts; try again in ${seconds} s`, seconds);
     }
+    this.perAccount.fail(account);
+    this.perAddress.fail(client);
   }
 
   private permissionsOf(roleId: string): Set<string> {

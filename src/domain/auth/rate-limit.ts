@@ -1,8 +1,10 @@
 /**
  * Growing delays against password guessing. Each key (an account, a client address) may fail
  * a few times freely; after that every further attempt must wait twice as long as the last,
- * up to a ceiling. A success clears the account's count. Kept in memory: a restart forgives,
- * which costs an attacker a daemon restart per few guesses, not a real weakness.
+ * up to a ceiling. Callers count an attempt as a failure before checking the password (the
+ * check is slow, and parallel guesses must not all pass the limit while it runs), then clear
+ * or release it on success. Kept in memory: a restart forgives, which costs an attacker a
+ * daemon restart per few guesses, not a real weakness.
  */
 
 export interface LimitRule {
@@ -43,6 +45,13 @@ export class AttemptLimiter {
     e.last = this.now();
     this.entries.set(key, e);
     if (this.entries.size > 100_000) this.prune();
+  }
+
+  /** Takes back one counted failure (an attempt counted up front that succeeded). */
+  release(key: string): void {
+    const e = this.current(key);
+    if (!e) return;
+    if (--e.failures <= 0) this.entries.delete(key);
   }
 
   /** Forgets a key's failures (after a success). */
