@@ -7,8 +7,13 @@ import path from 'node:path';
 import WebSocket from 'ws';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { Client } from './helpers/client.js';
+import { until } from './helpers/until.js';
 import { EVENT } from '../src/domain/events/catalogue.js';
-import { CLOSE_TOO_SLOW } from '../src/domain/events/subscription.js';
+import { CLOSE_TOO_SLOW, REPLAY_CHUNK, Subscription } from '../src/domain/events/subscription.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { Store } from '../src/store/store.js';
+import { EVENT_COLLECTIONS, Events, type EventRecord } from '../src/domain/events/events.js';
 
 let a: TestApp;
 let c: Client;
@@ -108,16 +113,19 @@ t.test('?after= resumes with everything missed, then the live feed, no gap and n
   again.ws.close();
 });
 
-t.test('a subscriber that falls behind is dropped; the others and the API go on', async (t) => {
+t.test('a subscriber that stops reading is dropped; the others and the API go on', async (t) => {
   const healthy = await connect('?component__eq=settings');
   await healthy.waitFor(1);
-  // 30,000 events (about 9 MB) in one commit: a client resuming from 0 gets them in one go,
-  // faster than any client reads, so its buffer passes the limit.
+  // 30,000 events (about 30 MB) in one commit: more than the kernel's socket buffers and the
+  // 1 MiB the daemon keeps for a client, so a client that stops reading passes the limit.
   const { events, store } = a.app;
   await store.write(() => {
-    for (let i = 0; i < 30_000; i++) events.record(EVENT.reportCreated, `bulk event ${i} ${'x'.repeat(200)}`);
+    for (let i = 0; i < 30_000; i++) events.record(EVENT.reportCreated, `bulk event ${i} ${'x'.repeat(1000)}`);
   });
   const slow = await connect('?after=0');
+  slow.ws.pause(); // stalled: the client reads nothing more
+  await until('the stalled subscriber is dropped', async () => a.app.server.sockets.size === 1);
+  slow.ws.resume();
   const { code, reason } = await slow.closed;
   t.equal(code, CLOSE_TOO_SLOW);
   t.match(reason, /reconnect with \?after=/);
@@ -129,4 +137,29 @@ t.test('a subscriber that falls behind is dropped; the others and the API go on'
   t.equal((await c.request('/api/v2/health')).status, 200);
   t.equal(a.app.server.sockets.size, 1);
   healthy.ws.close();
+});
+
+t.test('a long backlog is replayed in chunks, the live feed joining without gap or duplicate', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'wh-stream-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const store = await Store.open({ dir }, [...EVENT_COLLECTIONS]);
+  t.teardown(() => store.close());
+  const events = new Events(store, Date.now);
+  await store.write(() => {
+    for (let i = 0; i < 4 * REPLAY_CHUNK; i++) events.record(EVENT.reportCreated, i % 100 === 0 ? `marker ${i}` : `noise ${i}`);
+  });
+  let examined = 0;
+  const matches = (e: EventRecord) => (examined++, e.description.startsWith('marker'));
+  const sent: number[] = [];
+  const sink = { send: (m: string) => (sent.push(JSON.parse(m).event?.id ?? 0), true), close: () => t.fail('not dropped') };
+  const subscription = new Subscription(events, matches, (e) => e, sink, 0);
+  t.teardown(() => subscription.stop());
+  subscription.start();
+  t.equal(examined, REPLAY_CHUNK, 'start() reads one chunk, then yields to the event loop');
+  const live: number[] = [];
+  for (let i = 0; i < 3; i++) live.push((await events.emit(EVENT.reportCreated, `marker live ${i}`)).id);
+  await until('the backlog and the live events are sent', async () => sent.at(-1) === live.at(-1));
+  const backlog = [...events.after(0)].filter((e) => e.description.startsWith('marker') && !live.includes(e.id)).map((e) => e.id);
+  t.same(sent, [0, ...backlog, ...live], 'the greeting, every matching event once, in id order');
+  t.equal(examined, 4 * REPLAY_CHUNK + 3, 'each event examined once');
 });
