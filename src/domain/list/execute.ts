@@ -258,17 +258,60 @@ function sortedPage<T>(table: FieldTable<T>, rows: readonly T[], keys: SortKey[]
     ranks = new Float64Array(n);
     for (let i = 0; i < n; i++) ranks[i] = rank(rows[i]!);
   }
-  const compare = positionOrder(columns, keys, ranks);
   // An early page of many rows: keep the best `end` positions in a heap (n log end) instead
   // of sorting them all. Small inputs stay with the built-in sort, which is linear on rows
   // already in key order.
-  const order = n >= 4096 && end * 16 <= n ? firstInOrder(n, end, compare) : allInOrder(n, compare);
+  const early = n >= 4096 && end * 16 <= n;
+  // One numeric key without ranks (the usual sort by id, depth or a timestamp): sorted natively.
+  const packed = !early && ranks === undefined && columns.length === 1 ? packedOrder(columns[0]!, keys[0]!.descending) : undefined;
+  if (packed !== undefined) {
+    const page: T[] = [];
+    for (let i = start; i < end && i < n; i++) page.push(rows[packed[i]! % n]!);
+    return page;
+  }
+  const compare = positionOrder(columns, keys, ranks);
+  const order = early ? firstInOrder(n, end, compare) : allInOrder(n, compare);
   const page: T[] = [];
   for (let i = start; i < end && i < order.length; i++) page.push(rows[order[i]!]!);
   return page;
 }
 
 type Order = (a: number, b: number) => number;
+
+/**
+ * Positions in sort order as `rank × n + position` in a Float64Array, sorted by the typed
+ * array's own numeric sort (no JS comparator: a 50-row page's sort took ~3 µs with one). The
+ * position in the low digits keeps ties in row order. Only for integer keys whose span times
+ * n stays exact in a double; undefined otherwise (the caller compares). Ascending puts missing
+ * values last, descending first, as positionOrder does.
+ */
+function packedOrder(column: unknown[], descending: boolean): Float64Array | undefined {
+  const n = column.length;
+  let min = Infinity;
+  let max = -Infinity;
+  for (let i = 0; i < n; i++) {
+    const v = column[i];
+    if (typeof v === 'number') {
+      if (!Number.isInteger(v)) return undefined;
+      if (v < min) min = v;
+      if (v > max) max = v;
+    } else if (v != null) {
+      return undefined;
+    }
+  }
+  if (min === Infinity) min = max = 0;
+  // Ranks run from 0 to span + 1 (the missing values' rank included).
+  const span = max - min;
+  if ((span + 2) * n > Number.MAX_SAFE_INTEGER) return undefined;
+  const missing = descending ? 0 : span + 1;
+  const out = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    const v = column[i];
+    const rank = typeof v === 'number' ? (descending ? max - v + 1 : v - min) : missing;
+    out[i] = rank * n + i;
+  }
+  return out.sort();
+}
 
 /** Orders row positions by the sort keys, then by rank or position: a total order, so ties keep the store's order. */
 function positionOrder(columns: unknown[][], keys: SortKey[], ranks: Float64Array | undefined): Order {
