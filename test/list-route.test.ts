@@ -84,6 +84,19 @@ t.test('ItemMemo', async (t) => {
     t.match(answer, /"name":"renamed","level":\d,"tags":\["new"\]/);
   });
 
+  t.test('a page of the same row objects reuses its answer; any other row, order or envelope does not', async (t) => {
+    const memo = new ItemMemo(view, 10);
+    const rows = makeRows(4);
+    const first = memo.envelope(pageOf(rows, 9))!;
+    t.equal(memo.envelope(pageOf(rows.slice(), 9)), first, 'same rows in a new array: the same string');
+    const swapped = [rows[1]!, rows[0]!, rows[2]!, rows[3]!];
+    t.equal(memo.envelope(pageOf(swapped, 9)), JSON.stringify({ ...pageOf(swapped, 9), items: swapped.map(view) }), 'another order');
+    t.equal(memo.envelope(pageOf(rows, 10)), JSON.stringify({ ...pageOf(rows, 10), items: rows.map(view) }), 'another total');
+    const replaced = [rows[0]!, { ...rows[1]!, name: 'new' }, rows[2]!, rows[3]!];
+    t.match(memo.envelope(pageOf(replaced, 10)), /"name":"new"/, 'a replaced row');
+    t.equal(memo.envelope(pageOf(rows.slice(0, 3), 10)), JSON.stringify({ ...pageOf(rows.slice(0, 3), 10), items: rows.slice(0, 3).map(view) }), 'fewer rows');
+  });
+
   t.test('a kept row is frozen: writing it in place throws at the writer', async (t) => {
     const memo = new ItemMemo(view, 10);
     const [row] = makeRows(1);

@@ -56,6 +56,10 @@ export function listRoute<T>(spec: ListRouteSpec<T>): AnyRoute {
 /** Serialized items by row object, for a source with immutable rows. */
 export class ItemMemo<T> {
   private readonly kept = new Map<object, string>();
+  /** The last answer and the rows it was made of: a page of the same row objects is the same bytes. */
+  private lastRows: T[] = [];
+  private lastRest = '';
+  private lastJson = '';
 
   constructor(
     private readonly view: (row: T) => unknown,
@@ -90,6 +94,7 @@ export class ItemMemo<T> {
     if (firstKey(page) !== 'items') return undefined;
     // The other fields of the envelope as JSON.stringify writes them, whatever the engine adds.
     const rest = JSON.stringify({ ...page, items: undefined });
+    if (rest === this.lastRest && sameRows(page.items, this.lastRows)) return this.lastJson;
     const head = '{"items":[';
     const tail = rest === '{}' ? ']}' : `],${rest.slice(1)}`;
     const rows = page.items;
@@ -101,8 +106,19 @@ export class ItemMemo<T> {
     // around a joined middle would copy the 10 KB again when uWS flattens it (~2 µs a page).
     parts[0] = head + parts[0]!;
     parts[n - 1] = parts[n - 1]! + tail;
-    return parts.join(',');
+    const json = parts.join(',');
+    // Rows are frozen once kept, so equal identities mean equal items (a dropped item's row too).
+    this.lastRows = rows.slice();
+    this.lastRest = rest;
+    this.lastJson = json;
+    return json;
   }
+}
+
+function sameRows<T>(a: readonly T[], b: readonly T[]): boolean {
+  if (a.length !== b.length || a.length === 0) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 function firstKey(value: object): string | undefined {
