@@ -4,6 +4,7 @@
  * the tests quote the same numbers, and so a test can shorten a figure instead of waiting.
  */
 import { protocolTable } from '../link/protocol/table.js';
+import { BOT_MOTION } from '../domain/site/motion-figures.js';
 
 export interface BotFigures {
   /** fastest time from one cell centre to the next (a 0.6 m cell at 2.4 m/s) */
@@ -33,9 +34,7 @@ export interface BotFigures {
 }
 
 export const BOT_FIGURES: BotFigures = {
-  cellMs: 250,
-  turnMs: 400,
-  liftMs: 1200,
+  ...BOT_MOTION,
   idleDrainPerS: 0.02,
   moveDrainPerS: 0.5,
   liftDrainPerS: 1,

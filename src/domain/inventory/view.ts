@@ -17,7 +17,7 @@ import { OrderedIndex, type GatheredRows, type ListSource } from '../list/index.
 import type { Site, SiteLevel, StorageSpace } from '../site/load.js';
 import type { Store } from '../../store/store.js';
 import { boxes, carriers, positionKey, skus, type BoxRecord, type CarrierRecord, type SkuRecord } from './records.js';
-import { PortDistances, etaSeconds } from './eta.js';
+import { LevelEta, laneEta } from './eta.js';
 import { boxSizeKey, codeDigits, legacyCode } from './section-code.js';
 
 /** Default largest box height on a level, millimetres, when the layout gives none. */
@@ -84,7 +84,7 @@ export class InventoryView implements ListSource<InventoryRow> {
   private readonly carrierOn = new Map<string, string>();
   /** One slot per SKU id ever seen, so that rows keep a reference and never look up by id. */
   private readonly skuSlots = new Map<string, SkuSlot>();
-  private readonly distances = new Map<number, PortDistances>();
+  private readonly etas = new Map<number, LevelEta>();
   private readonly boxHeight = new Map<number, number>();
   /** Every row by eta (missing last), ties by seq; not kept during build, which loads it at the end. */
   private readonly etaOrder = new OrderedIndex<InventoryRow>((row) => row.eta, (row) => row.seq);
@@ -97,7 +97,7 @@ export class InventoryView implements ListSource<InventoryRow> {
     private readonly site: Site,
     private readonly store: Store,
   ) {
-    for (const level of site.levels) this.distances.set(level.id, new PortDistances(level));
+    for (const level of site.levels) this.etas.set(level.id, new LevelEta(level));
     for (const level of site.layout.levels) this.boxHeight.set(level.id, level.box_height_max ?? DEFAULT_BOX_HEIGHT_MAX);
   }
 
@@ -297,8 +297,8 @@ export class InventoryView implements ListSource<InventoryRow> {
     }
     this.byCarrier.set(carrier.id, list);
     if (!space) {
-      const distance = this.distances.get(carrier.level_id)?.from(carrier.x, carrier.y);
-      for (const row of list) this.setEta(row, distance === undefined ? null : etaSeconds(0, 0, distance));
+      const eta = this.etas.get(carrier.level_id)?.offLane(carrier.x, carrier.y);
+      for (const row of list) this.setEta(row, eta ?? null);
     }
   }
 
@@ -328,18 +328,20 @@ export class InventoryView implements ListSource<InventoryRow> {
   /** Sets `eta` on every row of a lane: it depends on the carriers standing in front. */
   private refreshLane(level: SiteLevel, laneIndex: number): void {
     const lane = level.lanes[laneIndex]!;
-    const distance = this.distances.get(level.id)!.from(lane.access.x, lane.access.y);
-    let blocking = 0;
+    const model = this.etas.get(level.id)!;
+    // Seconds to set aside the carriers met so far, nearest the highway first.
+    let aside: number | undefined = 0;
     for (const space of lane.spaces) {
       const carrierId = this.carrierOn.get(positionKey(level.id, space.x, space.y));
-      const eta = distance === undefined ? null : etaSeconds(space.depth, blocking, distance);
       if (carrierId === undefined) {
         const row = this.rows.get(spaceId(level.id, space.x, space.y));
         if (row) this.setEta(row, null);
         continue;
       }
+      const eta = laneEta(model.fetch(lane, space.depth), aside);
       for (const row of this.byCarrier.get(carrierId) ?? []) this.setEta(row, eta);
-      blocking++;
+      const cost = model.setAside(lane, space.depth);
+      aside = aside === undefined || cost === undefined ? undefined : aside + cost;
     }
   }
 

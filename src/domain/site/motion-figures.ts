@@ -1,0 +1,37 @@
+/**
+ * How long the site's bots take to move, one table for every layer: the simulator plays these
+ * figures (src/sim/figures.ts reads them), the brain plans in steps of PLAN_STEP_MS with a
+ * lift lasting liftSteps() steps, and the inventory view's eta adds up the same steps. Here
+ * in the domain because the domain may not import from the simulator or the brain.
+ */
+
+/** The bots' own motion: a 0.6 m cell at 2.4 m/s, a 90° turn (180° is two), a lift or a lowering. */
+export const BOT_MOTION = {
+  cellMs: 250,
+  turnMs: 400,
+  liftMs: 1200,
+} as const;
+
+/** Length of one step of the brain's plans: a move of one cell or a quarter turn takes one step. */
+export const PLAN_STEP_MS = 400;
+
+/** Plan steps a lift (or a lowering) takes: its time rounded up to whole steps, plus one to settle. */
+export function liftSteps(stepMs = PLAN_STEP_MS, liftMs = BOT_MOTION.liftMs): number {
+  return Math.ceil(liftMs / stepMs) + 1;
+}
+
+/** What each action of a plan lasts, in milliseconds, as the brain executes it. */
+export interface ActionMs {
+  move: number;
+  turn: number;
+  lift: number;
+}
+
+/** The duration of each planned action: a step, or longer where the bot itself is slower. */
+export function actionMs(stepMs = PLAN_STEP_MS): ActionMs {
+  return {
+    move: Math.max(stepMs, BOT_MOTION.cellMs),
+    turn: Math.max(stepMs, BOT_MOTION.turnMs),
+    lift: liftSteps(stepMs) * stepMs,
+  };
+}
