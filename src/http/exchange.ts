@@ -17,6 +17,11 @@ const LARGE_BODY = 256 * 1024;
 export class Exchange {
   aborted = false;
   finished = false;
+  /**
+   * True while the uWS request callback runs: uWS corks the socket around it, so a send then
+   * writes at once; any later send (after an await) must cork itself.
+   */
+  inCallback = false;
   private controller: AbortController | undefined;
   private onAbort: (() => void) | undefined;
 
@@ -78,20 +83,28 @@ export class Exchange {
   send(status: number, contentType: string, body: string | Buffer, headers: Record<string, string>, requestId: string, close = false): void {
     if (this.aborted || this.finished) return;
     this.finished = true;
-    this.res.cork(() => {
-      this.res.writeStatus(STATUS_LINES.get(status) ?? String(status));
-      this.res.writeHeader('content-type', contentType);
-      this.res.writeHeader('x-request-id', requestId);
-      for (const name in headers) this.res.writeHeader(name, headers[name]!);
-      // A UTF-16 unit is at most 3 UTF-8 bytes: most answers are small enough on their length
-      // alone, which spares counting the bytes of every answer (~1 µs per 10 KB).
-      const small = typeof body === 'string' ? body.length * 3 <= LARGE_BODY || Buffer.byteLength(body) <= LARGE_BODY : body.length <= LARGE_BODY;
-      if (small) {
-        this.res.end(body, close);
-        return;
-      }
-      this.stream(typeof body === 'string' ? Buffer.from(body) : body);
-    });
+    // Within the request callback the socket is corked already: no closure for cork().
+    if (this.inCallback) this.write(status, contentType, body, headers, requestId, close);
+    else this.res.cork(() => this.write(status, contentType, body, headers, requestId, close));
+  }
+
+  /** The client's address as text; '' once the response is gone (uWS frees it then). */
+  remoteAddress(): string {
+    if (this.aborted || this.finished) return '';
+    return Buffer.from(this.res.getRemoteAddressAsText()).toString();
+  }
+
+  private write(status: number, contentType: string, body: string | Buffer, headers: Record<string, string>, requestId: string, close: boolean): void {
+    const res = this.res;
+    res.writeStatus(STATUS_LINES.get(status) ?? String(status));
+    res.writeHeader('content-type', contentType);
+    res.writeHeader('x-request-id', requestId);
+    for (const name in headers) res.writeHeader(name, headers[name]!);
+    // A UTF-16 unit is at most 3 UTF-8 bytes: most answers are small enough on their length
+    // alone, which spares counting the bytes of every answer (~1 µs per 10 KB).
+    const small = typeof body === 'string' ? body.length * 3 <= LARGE_BODY || Buffer.byteLength(body) <= LARGE_BODY : body.length <= LARGE_BODY;
+    if (small) res.end(body, close);
+    else this.stream(typeof body === 'string' ? Buffer.from(body) : body);
   }
 
   private stream(body: Buffer): void {

@@ -8,9 +8,12 @@ import type { AnyRoute, Method } from './route.js';
 interface Node {
   statics: Map<string, Node>;
   param?: Node;
-  /** Per method: the route and its parameter names in path order. */
-  routes: Map<Method, { route: AnyRoute; names: string[] }>;
+  /** Per method: the route, its parameter names in path order, and its match when it has none. */
+  routes: Map<Method, { route: AnyRoute; names: string[]; found?: Match }>;
 }
+
+const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+const NO_VALUES: string[] = [];
 
 export type Match =
   | { kind: 'found'; route: AnyRoute; params: Record<string, string> }
@@ -21,6 +24,8 @@ const newNode = (): Node => ({ statics: new Map(), routes: new Map() });
 
 export class Router {
   private readonly root = newNode();
+  /** Nodes of paths without parameters by their path: most requests are matched by one lookup. */
+  private readonly exact = new Map<string, Node>();
   readonly routes: AnyRoute[] = [];
 
   /**
@@ -44,17 +49,23 @@ export class Router {
       }
     }
     if (node.routes.has(route.method)) throw new Error(`duplicate route ${route.method} ${route.path}`);
-    node.routes.set(route.method, { route, names });
+    // The same (frozen) answer for every request of a route without parameters.
+    const found: Match | undefined = names.length === 0 ? Object.freeze({ kind: 'found', route, params: NO_PARAMS }) : undefined;
+    node.routes.set(route.method, { route, names, found });
+    if (names.length === 0) this.exact.set(`/${split(route.path).join('/')}`, node);
     this.routes.push(route);
   }
 
   /** Finds the route for a method and a URL path (without query). */
   match(method: string, path: string): Match {
-    const values: string[] = [];
-    const node = find(this.root, split(path), 0, values);
+    // A static path that has routes is what the tree would find too: statics win at each level.
+    const exact = this.exact.get(path);
+    const values: string[] = exact ? NO_VALUES : [];
+    const node = exact ?? find(this.root, split(path), 0, values);
     if (!node || node.routes.size === 0) return { kind: 'not_found' };
     const entry = node.routes.get(method as Method) ?? (method === 'HEAD' ? node.routes.get('GET') : undefined);
     if (!entry) return { kind: 'method_not_allowed', allow: [...node.routes.keys()] };
+    if (entry.found) return entry.found;
     const params: Record<string, string> = {};
     for (let i = 0; i < entry.names.length; i++) params[entry.names[i]!] = values[i]!;
     return { kind: 'found', route: entry.route, params };

@@ -146,43 +146,41 @@ export class HttpServer {
     const url = req.getUrl();
     const qs = req.getQuery() ?? '';
     const headers: Record<string, string> = {};
-    for (const name of COPIED_HEADERS) {
-      const v = req.getHeader(name);
-      if (v !== '') headers[name] = v;
+    for (let i = 0; i < COPIED_HEADERS.length; i++) {
+      const v = req.getHeader(COPIED_HEADERS[i]!);
+      if (v !== '') headers[COPIED_HEADERS[i]!] = v;
     }
-    const remoteAddress = Buffer.from(res.getRemoteAddressAsText()).toString();
     const requestId = this.nextRequestId(headers['x-request-id']);
     const started = performance.now();
 
     this.inFlight++;
-    let status = 500;
-    const finish = (): void => {
-      this.inFlight--;
-      this.logRequest(method, url, status, requestId, performance.now() - started, exchange.aborted);
-      if (this.inFlight === 0) this.drained?.();
-    };
-
-    let result: unknown;
+    let result: number | Promise<number>;
+    exchange.inCallback = true;
     try {
-      result = this.serve(exchange, method, url, qs, headers, remoteAddress, requestId);
+      result = this.serve(exchange, method, url, qs, headers, requestId);
     } catch (err) {
-      status = this.fail(exchange, err, requestId, method, url);
-      finish();
+      result = this.fail(exchange, err, requestId, method, url);
+    }
+    exchange.inCallback = false;
+    if (typeof result === 'number') {
+      this.finish(method, url, result, requestId, started, exchange.aborted);
       return;
     }
-    if (result instanceof Promise) {
-      result.then(
-        (s: number) => (status = s),
-        (err: unknown) => (status = this.fail(exchange, err, requestId, method, url)),
-      ).finally(finish);
-    } else {
-      status = result as number;
-      finish();
-    }
+    result.then(
+      (status) => this.finish(method, url, status, requestId, started, exchange.aborted),
+      (err: unknown) => this.finish(method, url, this.fail(exchange, err, requestId, method, url), requestId, started, exchange.aborted),
+    );
+  }
+
+  /** Books the end of a request: the log line, and the drain of a closing server. */
+  private finish(method: string, url: string, status: number, requestId: string, started: number, aborted: boolean): void {
+    this.inFlight--;
+    this.logRequest(method, url, status, requestId, performance.now() - started, aborted);
+    if (this.inFlight === 0) this.drained?.();
   }
 
   /** Runs one request; returns the status sent (synchronously when nothing awaits). */
-  private serve(exchange: Exchange, method: string, url: string, qs: string, headers: Record<string, string>, remoteAddress: string, requestId: string): number | Promise<number> {
+  private serve(exchange: Exchange, method: string, url: string, qs: string, headers: Record<string, string>, requestId: string): number | Promise<number> {
     if (this.draining) throw new HttpError('unavailable', 'The controller is shutting down', { connection: 'close' });
     const match = this.router.match(method, url);
     if (match.kind === 'not_found') throw new HttpError('not_found', `No endpoint ${method} ${url}`);
@@ -191,7 +189,7 @@ export class HttpServer {
     }
     const c = this.compiled.get(match.route)!;
 
-    const ctx = new Context(match.params, headers, requestId, remoteAddress, exchange, this.options.logger);
+    const ctx = new Context(match.params, headers, requestId, undefined, exchange, this.options.logger);
     const needsAuth = this.options.authenticate !== undefined && c.route.permission !== null;
     if (!needsAuth && c.route.body === undefined) {
       this.validateInputs(c, ctx, qs);
@@ -358,10 +356,15 @@ class Context implements RequestContext {
     public params: unknown,
     readonly headers: Readonly<Record<string, string>>,
     readonly requestId: string,
-    readonly remoteAddress: string,
+    /** Given for WebSocket upgrades; read from the response on first use otherwise (few routes need it). */
+    private address: string | undefined,
     private readonly exchange: Exchange,
     private readonly parentLogger: Logger,
   ) {}
+
+  get remoteAddress(): string {
+    return (this.address ??= this.exchange.remoteAddress());
+  }
 
   get signal(): AbortSignal {
     return this.exchange.signal;
