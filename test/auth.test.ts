@@ -400,3 +400,98 @@ t.test('deleting a key made with more authority is refused, as patching it is', 
   t.equal((await adminUser.request(`/api/v2/auth/api_keys/${own.id}`, { method: 'DELETE' })).status, 200, 'its own key it may delete');
   t.equal((await as(own.value).get('/api/v2/jobs')).status, 401);
 });
+
+t.test('only the routes meant to be public are public', async (t) => {
+  const open = a.app.server.router.routes.filter((r) => r.permission === null).map((r) => `${r.method} ${r.path}`).sort();
+  t.same(open, [
+    'GET /api',
+    'GET /api/openapi.json',
+    'GET /api/static/{file}',
+    'GET /api/v2/auth/password_policy',
+    'GET /api/v2/health',
+    'POST /api/v2/auth/forgot_password',
+    'POST /api/v2/auth/login',
+    'POST /api/v2/auth/refresh_token',
+    'POST /api/v2/auth/reset_password',
+  ], 'a route made public by mistake fails here; docs/auth.md lists the same');
+});
+
+t.test('GET /auth/authenticate: identity, permissions, assigned permissions and settings', async (t) => {
+  const key = as(await newKey(['jobs:manage']));
+  const byKey = await key.get('/api/v2/auth/authenticate');
+  t.equal(byKey.status, 200);
+  t.same(byKey.json.permissions, ['jobs:manage', 'jobs:trigger', 'jobs:view'], 'composites expanded');
+  t.same(byKey.json.assigned_permissions, ['jobs:manage'], 'as granted');
+  t.match(byKey.json.user, { email: '', role_id: '', username: /^api_key:/ });
+  t.equal(byKey.json.settings['api.jobs.showCreated'], false, 'settings resolved for the caller');
+
+  const user = await userClient('operator');
+  const byUser = await user.get('/api/v2/auth/authenticate');
+  const operator = (await admin.get('/api/v2/auth/roles')).json.find((r: any) => r.id === 'operator');
+  t.same(byUser.json.assigned_permissions, operator.permissions, 'the role\'s permissions');
+  t.match(byUser.json.user, { role_id: 'operator', email: /@example\.com$/ });
+  t.type(byUser.json.settings, 'object');
+  t.equal((await admin.get('/api/v2/auth/authenticate')).json.settings['auth.accessTokenMinutes'], 15);
+});
+
+t.test('POST /requests needs the permission of the request type', async (t) => {
+  const fulfillment = { type: 'FULFILLMENT', entities: [{ sku_id: 'A', quantity: 1 }] };
+  const replenishment = { type: 'REPLENISHMENT', entities: [{ sku_id: 'A', quantity: 1 }] };
+  const viewer = as(await newKey(['requests:view']));
+  const denied = await viewer.post('/api/v2/requests', fulfillment);
+  t.equal(denied.status, 403, 'viewing requests does not create them');
+  t.match(denied.json, { code: String, detail: /requests:fulfillment/, request_id: String });
+  const picker = as(await newKey(['requests:fulfillment']));
+  const other = await picker.post('/api/v2/requests', replenishment);
+  t.equal(other.status, 403, 'one creation permission does not grant another');
+  t.match(other.json.detail, /requests:replenishment/);
+  const own = await picker.post('/api/v2/requests', fulfillment);
+  t.ok(![401, 403, 500].includes(own.status), `its own type gets through authorization (${own.status})`);
+  t.not((await as(await newKey(['requests:manage'])).post('/api/v2/requests', replenishment)).status, 403, 'requests:manage composes every type');
+});
+
+t.test('bad input on the bodies of reset, refresh, forgot, role and key-permission changes', async (t) => {
+  const role = (await admin.post('/api/v2/auth/roles', { name: 'Bad input target', authority_level: 20 })).json;
+  const keyValue = await newKey([]);
+  const keyId = (await admin.get('/api/v2/auth/api_keys?size=1000')).json.items.find((k: any) => k.api_key === keyValue).id;
+  const long = 'x'.repeat(2000);
+  const cases: [string, string, unknown][] = [
+    ['POST', '/api/v2/auth/forgot_password', {}],
+    ['POST', '/api/v2/auth/forgot_password', { email: 42 }],
+    ['POST', '/api/v2/auth/forgot_password', { email: 'not-an-email' }],
+    ['POST', '/api/v2/auth/forgot_password', { email: `${long}@example.com` }],
+    ['POST', '/api/v2/auth/refresh_token', {}],
+    ['POST', '/api/v2/auth/refresh_token', { refresh_token: 7 }],
+    ['POST', '/api/v2/auth/refresh_token', { refresh_token: '' }],
+    ['POST', '/api/v2/auth/refresh_token', { refresh_token: long }],
+    ['POST', '/api/v2/auth/reset_password', {}],
+    ['POST', '/api/v2/auth/reset_password', { email: 'a@b.co' }],
+    ['POST', '/api/v2/auth/reset_password', { email: 'a@b.co', new_password: 12345678 }],
+    ['POST', '/api/v2/auth/reset_password', { email: 'not-an-email', otp: '12345678', new_password: 'Good-Password-12' }],
+    ['POST', '/api/v2/auth/reset_password', { email: 'a@b.co', otp: 12345678, new_password: 'Good-Password-12' }],
+    ['POST', '/api/v2/auth/reset_password', { email: 'a@b.co', otp: long, new_password: 'Good-Password-12' }],
+    ['POST', '/api/v2/auth/reset_password', { email: 'a@b.co', old_password: long, new_password: 'Good-Password-12' }],
+    ['POST', '/api/v2/auth/reset_password', { email: 'a@b.co', new_password: 'Good-Password-12' }],
+    ['PATCH', `/api/v2/auth/roles/${role.id}`, { authority_level: 'high' }],
+    ['PATCH', `/api/v2/auth/roles/${role.id}`, { authority_level: -1 }],
+    ['PATCH', `/api/v2/auth/roles/${role.id}`, { name: '' }],
+    ['PATCH', `/api/v2/auth/roles/${role.id}`, { name: long }],
+    ['PATCH', `/api/v2/auth/roles/${role.id}`, { permissions: 'jobs:view' }],
+    ['PATCH', `/api/v2/auth/roles/${role.id}`, { permissions: ['no:such'] }],
+    ['PATCH', `/api/v2/auth/roles/${role.id}`, { permissions: [long] }],
+    ['PATCH', `/api/v2/auth/api_keys/${keyId}/permissions`, {}],
+    ['PATCH', `/api/v2/auth/api_keys/${keyId}/permissions`, { permission_keys: 'jobs:view' }],
+    ['PATCH', `/api/v2/auth/api_keys/${keyId}/permissions`, { permission_keys: [3] }],
+    ['PATCH', `/api/v2/auth/api_keys/${keyId}/permissions`, { permission_keys: ['no:such'] }],
+    ['PATCH', `/api/v2/auth/api_keys/${keyId}/permissions`, { permission_keys: [long] }],
+    ['PATCH', '/api/v2/auth/api_keys/zero/permissions', { permission_keys: [] }],
+  ];
+  for (const [method, url, json] of cases) {
+    const r = await admin.request(url, { method, json });
+    const what = `${method} ${url.replace(/\/[0-9a-f-]{36}|\/\d+\//, '/…/')} ${JSON.stringify(json).slice(0, 50)}`;
+    t.equal(r.status, 422, what);
+    t.ok(Array.isArray(r.json?.detail) && r.json.detail.every((d: any) => Array.isArray(d.loc) && typeof d.msg === 'string' && typeof d.type === 'string'), `${what}: detail[] of {loc, msg, type}`);
+  }
+  const unchanged = (await admin.get('/api/v2/auth/roles')).json.find((r: any) => r.id === role.id);
+  t.same(unchanged, { ...role, permissions: [] }, 'no bad body changed the role');
+});
