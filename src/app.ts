@@ -165,7 +165,7 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
     ...inventoryRoutes({ site, store, inventory, view, images: new SkuImages(config.state_dir), timeZone, maxPageSize }),
     ...settingsRoutes(settings, store, timeZone),
     ...eventRoutes(store, { timeZone, maxPageSize }),
-    eventStreamRoute(events, { timeZone, maxPageSize }),
+    eventStreamRoute(events, { timeZone, maxPageSize, auth: { authenticate: (headers) => auth.authenticate(headers.authorization), version: () => auth.authVersion() } }),
     ...supportRoutes({ outbox: supportOutbox, timeZone }),
     ...workflowRoutes({ store }),
     ...requestRoutes({ store, requests, timeZone, maxPageSize, showCreated: () => settings.value<boolean>('api.jobs.showCreated') }),

@@ -9,6 +9,7 @@ import { startTestApp, type TestApp } from './helpers/app.js';
 import { Client } from './helpers/client.js';
 import { until } from './helpers/until.js';
 import { EVENT } from '../src/domain/events/catalogue.js';
+import { CLOSE_CREDENTIAL_INVALID, CLOSE_PERMISSION_REVOKED } from '../src/http/routes/events.js';
 import { CLOSE_TOO_SLOW, REPLAY_CHUNK, Subscription } from '../src/domain/events/subscription.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -71,6 +72,44 @@ t.test('upgrades pass the same checks as requests', async (t) => {
   const [ready] = await viaQuery.waitFor(1);
   t.match(ready, { type: 'ready', last_id: Number });
   viaQuery.ws.close();
+});
+
+/** A new API key with `permissions`, and its id. */
+async function newKey(permissions: string[]): Promise<{ value: string; id: number }> {
+  const value = (await c.request('/api/v2/auth/generate_api_key', { method: 'POST', json: { name: 'stream', permission_keys: permissions } })).json.api_key as string;
+  const id = (await c.request('/api/v2/auth/api_keys?size=1000')).json.items.find((k: { api_key: string }) => k.api_key === value).id as number;
+  return { value, id };
+}
+
+t.test('a stream closes once its key is deleted, and hears nothing after', async (t) => {
+  const { value, id } = await newKey(['events:view']);
+  const feed = await connect('', { authorization: `Bearer ${value}` });
+  await feed.waitFor(1);
+  await setting(7);
+  await feed.waitFor(2);
+  t.equal((await c.request(`/api/v2/auth/api_keys/${id}`, { method: 'DELETE' })).status, 200);
+  await setting(8);
+  const { code, reason } = await feed.closed;
+  t.equal(code, CLOSE_CREDENTIAL_INVALID);
+  t.match(reason, /credentials no longer valid/);
+  t.same(feed.messages.slice(1).map((m) => m.event.description), ['setting events.retentionDays set to 7 by API key 1'], 'not the deletion, nor what came after');
+});
+
+t.test('a stream closes once its key loses events:view; others stay open', async (t) => {
+  const { value, id } = await newKey(['events:view', 'jobs:view']);
+  const viaQuery = await connect(`?access_token=${value}`, {});
+  const other = await connect('');
+  await viaQuery.waitFor(1);
+  await other.waitFor(1);
+  const r = await c.request(`/api/v2/auth/api_keys/${id}/permissions`, { method: 'PATCH', json: { permission_keys: ['jobs:view'] } });
+  t.equal(r.status, 200);
+  const { code, reason } = await viaQuery.closed;
+  t.equal(code, CLOSE_PERMISSION_REVOKED);
+  t.match(reason, /events:view/);
+  t.equal(viaQuery.messages.length, 1, 'the permission change itself was not sent');
+  await setting(9);
+  t.match((await other.waitFor(3))[2].event.description, /set to 9/, 'a stream whose key still holds goes on');
+  other.ws.close();
 });
 
 t.test('a subscriber receives exactly the matching events, in order, as they commit', async (t) => {
