@@ -2,9 +2,15 @@
 import t from 'tap';
 import tls from 'node:tls';
 import { setTimeout as sleep } from 'node:timers/promises';
+import Type from 'typebox';
+import { Writable } from 'node:stream';
 import { multipart } from './helpers/client.js';
 import { startServer, testCertificate } from './helpers/server.js';
+import { until } from './helpers/until.js';
 import { routes } from './fixtures/routes.js';
+import { listRoute } from '../src/http/list-route.js';
+import { createLogger, REDACTED_PATHS } from '../src/log/logger.js';
+import type { FieldTable } from '../src/domain/list/index.js';
 
 t.test('HTTP framework', async (t) => {
   const s = await startServer(routes);
@@ -178,6 +184,45 @@ t.test('HTTP framework', async (t) => {
     t.same((await c.get('/api/v2/slow')).json, { done: true });
   });
 
+  t.test('a client that disconnects while a large answer is streamed: no error, the server serves on', async (t) => {
+    const linesBefore = s.lines.length;
+    // 600,000 rows (~27 MB) outgrow the loopback socket buffers: with the client not reading,
+    // uWS keeps the rest and continues on onWritable, the path this exercises.
+    const socket = await connect(s.server.port);
+    socket.write('GET /api/v2/big?rows=600000 HTTP/1.1\r\nHost: x\r\nX-Request-Id: gone-mid-answer\r\n\r\n');
+    const head = await firstData(socket);
+    socket.pause();
+    t.match(head, /^HTTP\/1\.1 200 /, 'the answer had started');
+    // The server logs the request once its answer is handed to uWS, i.e. while it streams.
+    await until('the streamed answer', async () => s.lines.find((l) => l.req_id === 'gone-mid-answer'));
+    socket.destroy();
+    const after = await c.get('/api/v2/things');
+    t.equal(after.status, 200, 'the next request works');
+    const full = await c.get('/api/v2/big?rows=50000');
+    t.equal(full.json.rows.length, 50000, 'a large answer after it is sent in full');
+    t.same(unhandled(s.lines.slice(linesBefore)), [], 'no error or stack trace logged');
+  });
+
+  t.test('an aborted multipart upload: no crash, no stack trace, a healthy server', async (t) => {
+    const linesBefore = s.lines.length;
+    const upload = multipart([{ name: 'payload', value: 'ok' }, { name: 'files', value: Buffer.alloc(64 * 1024, 7), filename: 'part.bin' }]);
+    for (const [id, framing] of [['cut-declared', `Content-Length: ${upload.body.length}`], ['cut-chunked', 'Transfer-Encoding: chunked']]) {
+      const socket = await connect(s.server.port);
+      // `Expect: 100-continue` makes uWS answer once the handler has the request: the cut is then certainly mid-body.
+      socket.write(`POST /api/v2/upload HTTP/1.1\r\nHost: x\r\nX-Request-Id: ${id}\r\nContent-Type: ${upload.contentType}\r\n${framing}\r\nExpect: 100-continue\r\n\r\n`);
+      t.match(await firstData(socket), /^HTTP\/1\.1 100 Continue/, `${id}: the server took the request`);
+      const part = upload.body.subarray(0, 20_000);
+      socket.write(framing.startsWith('Transfer') ? Buffer.concat([Buffer.from(`${part.length.toString(16)}\r\n`), part, Buffer.from('\r\n')]) : part);
+      await sleep(20);
+      socket.destroy();
+      const line = await until(`${id} logged`, async () => s.lines.find((l) => l.req_id === id));
+      t.match(line, { msg: 'request', url: '/api/v2/upload', aborted: true }, `${id}: logged as aborted`);
+    }
+    const ok = multipart([{ name: 'payload', value: 'ok' }]);
+    t.equal((await c.request('/api/v2/upload', { method: 'POST', body: ok.body, headers: { 'content-type': ok.contentType } })).status, 200, 'the next upload works');
+    t.same(unhandled(s.lines.slice(linesBefore)), [], 'no error or stack trace logged');
+  });
+
   t.test('every request is logged with method, status and request id', async (t) => {
     const r = await c.post('/api/v2/things', { name: 'log', count: 1 });
     const line = s.lines.find((l) => l.req_id === r.headers['x-request-id']);
@@ -194,6 +239,136 @@ t.test('closing drains in-flight requests and refuses new ones', async (t) => {
   t.same(await closing, { unfinished: 0 });
   s.client.close();
 });
+
+t.test('bad input: the documented error, logged as a request, never as an unhandled error', async (t) => {
+  interface Row { id: number; name: string }
+  const table: FieldTable<Row> = { id: { type: 'integer', filters: ['eq', 'in'] }, name: { type: 'string', filters: ['ilike'], search: true } };
+  const list = listRoute<Row>({
+    path: '/api/v2/rows', tag: 'test', permission: 'x', summary: 'list', fields: table, view: (r) => r,
+    source: { lookup: () => undefined, scan: () => [{ id: 1, name: 'a' }] },
+    item: Type.Object({ id: Type.Integer(), name: Type.String() }), options: { maxPageSize: 100, timeZone: 'Europe/Berlin' },
+  });
+  const s = await startServer([...routes, list]);
+  t.teardown(() => s.close());
+  const json = { 'content-type': 'application/json' };
+  const cases: { name: string; path: string; method?: string; body?: string; headers?: Record<string, string>; status: number; code?: string; loc?: (string | number)[] }[] = [
+    { name: 'malformed JSON', path: '/api/v2/things', method: 'POST', body: '{"name": ', headers: json, status: 400, loc: ['body'] },
+    { name: 'wrong content type', path: '/api/v2/things', method: 'POST', body: 'a=1', headers: { 'content-type': 'text/plain' }, status: 415, code: 'unsupported_media_type' },
+    { name: 'body over the limit', path: '/api/v2/things', method: 'POST', body: JSON.stringify({ name: 'x'.repeat(70_000), count: 1 }), headers: json, status: 413, code: 'payload_too_large' },
+    { name: 'unknown route', path: '/api/v2/nowhere', status: 404, code: 'not_found' },
+    { name: 'wrong method', path: '/api/v2/things', method: 'PATCH', body: '{}', headers: json, status: 405, code: 'method_not_allowed' },
+    { name: 'query of the wrong type', path: '/api/v2/things?page=abc', status: 422, loc: ['query', 'page'] },
+    { name: 'filter of the wrong type', path: '/api/v2/rows?id__eq=one', status: 422, loc: ['query', 'id__eq'] },
+    { name: 'malformed search', path: '/api/v2/rows?search=name:(a', status: 422, loc: ['query', 'search'] },
+    { name: 'search on an unknown field', path: '/api/v2/rows?search=nope:a', status: 422, loc: ['query', 'search'] },
+    { name: 'malformed sort_by', path: '/api/v2/rows?sort_by=id,', status: 422, loc: ['query', 'sort_by'] },
+    { name: 'sort_by an unknown field', path: '/api/v2/rows?sort_by=-nope', status: 422, loc: ['query', 'sort_by'] },
+    { name: 'page 0', path: '/api/v2/rows?page=0', status: 422, loc: ['query', 'page'] },
+    { name: 'size 0', path: '/api/v2/rows?size=0', status: 422, loc: ['query', 'size'] },
+  ];
+  for (const k of cases) {
+    const before = s.lines.length;
+    const r = await s.client.request(k.path, { method: k.method ?? 'GET', body: k.body, headers: k.headers });
+    t.equal(r.status, k.status, `${k.name}: status`);
+    if (k.code) t.match(r.json, { code: k.code, request_id: r.headers['x-request-id'] }, `${k.name}: the error shape`);
+    if (k.loc) t.same(r.json?.detail?.[0]?.loc, k.loc, `${k.name}: the parameter named`);
+    const lines = s.lines.slice(before);
+    t.match(lines.find((l) => l.req_id === r.headers['x-request-id']), { msg: 'request', status: k.status, level: 'info' }, `${k.name}: logged as a request`);
+    t.same(unhandled(lines), [], `${k.name}: no error or stack trace logged`);
+  }
+  t.equal((await s.client.get('/api/v2/rows')).status, 200, 'the server is healthy after them');
+});
+
+t.test('the logger redacts secrets, at the top level and one level down', async (t) => {
+  const lines: any[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const line of chunk.toString().split('\n')) if (line) lines.push(JSON.parse(line));
+      done();
+    },
+  });
+  const log = createLogger('info', sink);
+  const secrets = { password: 'pw-1', token: 'tok-2', api_key: 'key-3', authorization: 'Bearer abc', access_token: 'at-4', refresh_token: 'rt-5', secret: 's-6', otp: '123456' };
+  log.info({ ...secrets, user: 'ann', body: { ...secrets, email: 'ann@example.com' }, headers: { authorization: 'Basic xyz', 'user-agent': 'curl' } }, 'login');
+  log.child({ req_id: 'r1' }).warn({ req: { new_password: 'np-7', old_password: 'op-8', key_pem: '-----BEGIN' } }, 'change');
+  await until('both lines', async () => lines.length === 2);
+  const [first, second] = lines;
+  for (const key of Object.keys(secrets)) {
+    t.equal(first[key], '[redacted]', key);
+    t.equal(first.body[key], '[redacted]', `body.${key}`);
+  }
+  t.equal(first.headers.authorization, '[redacted]');
+  t.same({ user: first.user, email: first.body.email, agent: first.headers['user-agent'] }, { user: 'ann', email: 'ann@example.com', agent: 'curl' }, 'other fields kept');
+  t.same(second.req, { new_password: '[redacted]', old_password: '[redacted]', key_pem: '[redacted]' });
+  const text = JSON.stringify(lines);
+  for (const value of [...Object.values(secrets), 'Basic xyz', 'np-7', 'op-8', 'BEGIN']) t.notOk(text.includes(value), `${value} appears nowhere`);
+  t.ok(REDACTED_PATHS.includes('*.password'));
+});
+
+t.test('a request in flight when closing finishes; one past the timeout is cut off at the bound', async (t) => {
+  const s = await startServer(routes);
+  t.teardown(() => s.client.close());
+  // In flight: a body still arriving (Expect: 100-continue tells that the server has it).
+  const socket = await connect(s.server.port);
+  socket.write('POST /api/v2/things HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 25\r\nExpect: 100-continue\r\n\r\n');
+  await firstData(socket);
+  socket.write('{"name":"late",');
+  const closing = s.server.close(60_000);
+  const answer = collect(socket);
+  socket.write('"count":1}');
+  t.match(await answer, /^HTTP\/1\.1 201 /, 'the in-flight request was answered');
+  t.same(await closing, { unfinished: 0 }, 'close waited for it');
+  socket.destroy();
+
+  const s2 = await startServer(routes);
+  t.teardown(() => s2.client.close());
+  const stuck = await connect(s2.server.port);
+  t.teardown(() => stuck.destroy());
+  stuck.write('POST /api/v2/things HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 24\r\nExpect: 100-continue\r\n\r\n');
+  await firstData(stuck);
+  t.same(await s2.server.close(200), { unfinished: 1 }, 'close gives up after its timeout and says what is left');
+});
+
+/** Lines that report an error or carry a stack trace. */
+function unhandled(lines: any[]): any[] {
+  return lines.filter((l) => l.level === 'error' || l.level === 'fatal' || l.err !== undefined || /"stack"/.test(JSON.stringify(l)));
+}
+
+/** A TLS connection to the test server. */
+async function connect(port: number): Promise<tls.TLSSocket> {
+  const { certFile } = await testCertificate();
+  const { readFileSync } = await import('node:fs');
+  return new Promise((resolve, reject) => {
+    const socket = tls.connect({ host: '127.0.0.1', port, ca: readFileSync(certFile), checkServerIdentity: () => undefined }, () => resolve(socket));
+    socket.once('error', reject);
+  });
+}
+
+/** The next chunk the server sends. */
+function firstData(socket: tls.TLSSocket): Promise<string> {
+  return new Promise((resolve, reject) => {
+    socket.once('data', (d: Buffer) => resolve(d.toString('latin1')));
+    socket.once('close', () => reject(new Error('closed before any data')));
+  });
+}
+
+/** Everything the server sends until a complete small answer (headers and Content-Length bytes) arrived. */
+function collect(socket: tls.TLSSocket): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    const onData = (d: Buffer) => {
+      text += d.toString('latin1');
+      const end = text.indexOf('\r\n\r\n');
+      const length = /content-length: (\d+)/i.exec(text);
+      if (end >= 0 && length && text.length >= end + 4 + Number(length[1])) {
+        socket.off('data', onData);
+        resolve(text);
+      }
+    };
+    socket.on('data', onData);
+    socket.once('close', () => reject(new Error(`closed after ${JSON.stringify(text)}`)));
+  });
+}
 
 /** Writes raw bytes over TLS; resolves with what came back, closing after `closeAfterMs` if given. */
 async function rawRequest(port: number, pieces: string[], closeAfterMs?: number): Promise<string> {
