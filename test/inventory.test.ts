@@ -299,6 +299,88 @@ t.test('the inventory view: one row per box and per empty space, filters, search
   }
 });
 
+/** What the API shows of the inventory: a refused request must leave it as it was. */
+const inventoryState = async () => JSON.stringify([(await rows('sort_by=id')).items, (await get('/api/v2/skus?size=500&sort_by=id')).json.items]);
+const errorKeys = (r: Answer) => Object.keys(r.json).sort();
+
+t.test('bad input on every box, load, SKU and image endpoint: the documented error, nothing changed', async (t) => {
+  const before = await inventoryState();
+  const wrongCodes = [9, 15, 17, 31, 33].map((n) => '1'.repeat(n)).concat(['12', '1x', '2'.repeat(16), '0'.repeat(32)]);
+  for (const code of wrongCodes) {
+    let r = await send('PATCH', '/api/v2/box/2', { section_code: code });
+    t.equal(r.status, 422, `PATCH /box ${code}`);
+    t.same(detailLocs(r), ['body.section_code'], `PATCH /box ${code}`);
+    r = await send('POST', '/api/v2/box/swap-region', { updates: [{ box_id: 2, section_code: '11110000' }, { box_id: 1, section_code: code }] });
+    t.equal(r.status, 422, `swap-region ${code}`);
+    t.same(detailLocs(r), ['body.updates.1.section_code'], `swap-region ${code}`);
+  }
+
+  // Box 2 is an empty 1/2 box.
+  for (const [body, loc] of [
+    [{ sku_id: 'A', item_count: -1, item_count_max: 5 }, 'body.item_count'],
+    [{ sku_id: 'A', item_count: 1, item_count_max: -5 }, 'body.item_count_max'],
+    [{ sku_id: 'A', item_count: 6, item_count_max: 5 }, 'body.item_count'],
+    [{ sku_id: 'A', item_count: 3_000_000_000, item_count_max: 3_000_000_000 }, 'body.item_count'],
+    [{ sku_id: 'NOPE', item_count: 1, item_count_max: 5 }, 'body.sku_id'],
+  ] as const) {
+    const r = await send('POST', '/api/v2/load/2', body);
+    t.equal(r.status, 422, JSON.stringify(body));
+    t.ok(detailLocs(r).includes(loc), `${JSON.stringify(body)} names ${loc}: ${detailLocs(r)}`);
+  }
+
+  for (const caps of [{ '1/2': 0 }, { '1/2': -1 }, { '1/2': 1.5 }, { half: 3 }]) {
+    const r = await send('PATCH', '/api/v2/sku/A', { allowed_box_size_capacities: caps });
+    t.equal(r.status, 422, JSON.stringify(caps));
+    t.ok(detailLocs(r).every((l) => l.startsWith('body.allowed_box_size_capacities')), `${JSON.stringify(caps)}: ${detailLocs(r)}`);
+  }
+
+  for (const [method, p, json] of [
+    ['DELETE', '/api/v2/sku/NOPE', undefined],
+    ['PATCH', '/api/v2/sku/NOPE', { name: 'x' }],
+    ['DELETE', '/api/v2/load/99', undefined],
+    ['PATCH', '/api/v2/load/99', { item_count: 1 }],
+    ['DELETE', '/api/v2/box/99', undefined],
+    ['POST', '/api/v2/box/swap-region', { updates: [{ box_id: 2, section_code: '11110000' }, { box_id: 99, section_code: '00001111' }] }],
+    ['POST', '/api/v2/box/swap/2/99', undefined],
+  ] as const) {
+    const r = await send(method, p, json);
+    t.equal(r.status, 404, `${method} ${p}`);
+    t.same(errorKeys(r), ['code', 'detail', 'request_id'], `${method} ${p}: the error body`);
+    t.match(r.json.detail, /does not exist|holds no load/, `${method} ${p}: ${r.json.detail}`);
+  }
+  t.equal((await send('DELETE', '/api/v2/load/abc')).status, 422, 'a box id that is no integer');
+
+  const form = (fields: { name: string; value: string | Buffer; filename?: string; type?: string }[]) => {
+    const m = multipart(fields);
+    return c.request('/api/v2/sku/image', { method: 'POST', body: m.body, headers: { 'content-type': m.contentType } });
+  };
+  let r = await form([{ name: 'picture', value: PNG, filename: 'p.png', type: 'image/png' }]);
+  t.equal(r.status, 422, 'no sku_id');
+  t.same(detailLocs(r), ['body.sku_id']);
+  r = await form([{ name: 'sku_id', value: 'C' }]);
+  t.equal(r.status, 422, 'no picture');
+  t.same(detailLocs(r), ['body.picture']);
+  t.equal((await sku('C')).image_url, null);
+
+  t.equal(await inventoryState(), before, 'refused requests changed nothing');
+});
+
+t.test('an SKU without loads cannot be deleted while open work holds it', async (t) => {
+  t.match(await sku('C'), { load_count: 0, deleted_at: null });
+  t.equal((await send('PATCH', '/api/v2/sku/C', { allowed_box_size_capacities: { '1/2': 10, '1': 10 } })).status, 200);
+  // A putaway of C plans a REFILLING job into an empty box: work that holds the SKU.
+  const put = await send('POST', '/api/v2/requests', { type: 'PUTAWAY', entities: [{ sku_id: 'C', quantity: 5 }] });
+  t.equal(put.status, 201, JSON.stringify(put.json));
+  const r = await send('DELETE', '/api/v2/sku/C');
+  t.equal(r.status, 409);
+  t.same(errorKeys(r), ['code', 'detail', 'request_id']);
+  t.match(r.json.detail, `SKU C cannot be deleted: open request ${put.json.id} (job REFILLING`);
+  t.equal((await sku('C')).deleted_at, null, 'still live');
+  t.equal((await send('POST', `/api/v2/requests/${put.json.id}/cancel`, {})).status, 200);
+  const done = await send('DELETE', '/api/v2/sku/C');
+  t.equal(done.status, 200, `once the work is cancelled: ${JSON.stringify(done.json)}`);
+});
+
 t.test('the inventory survives a restart and is not seeded twice', async (t) => {
   const before = await sku('A');
   const { config } = app;

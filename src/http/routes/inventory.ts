@@ -38,7 +38,8 @@ const replenishable = (s: SkuRecord) => Math.max(0, s.max_quantity - s.total_qua
 const carrierUtilization = (s: SkuRecord) => s.sections / SECTIONS;
 const stockFillRatio = (s: SkuRecord) => (s.max_quantity > 0 ? s.total_quantity / s.max_quantity : null);
 
-const SKU_FIELDS: FieldTable<SkuRecord> = {
+/** The SKU list's fields (spec 4.12). */
+export const SKU_FIELDS: FieldTable<SkuRecord> = {
   id: { type: 'string', filters: ['eq', 'ilike'], search: true, indexed: true },
   name: { type: 'string', filters: ['ilike'], search: true },
   measurement_unit: { type: 'string', filters: ['in'], indexed: true },
