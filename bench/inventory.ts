@@ -28,6 +28,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { generateSite } from '../src/domain/site/generate.js';
+import { indexDbName } from '../src/store/collection.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const MIN_SPACES = 100_000;
@@ -234,10 +235,12 @@ const db = {
   carriers: env.openDB<Record<string, unknown>, string>({ name: 'carriers' }),
   skus: env.openDB<Record<string, unknown>, string>({ name: 'skus' }),
 };
-const index = (name: string) => env.openDB<string | number, string>({ name, dupSort: true, encoding: 'ordered-binary' });
-const boxesBySku = index('boxes~sku_id');
-const boxesByCarrier = index('boxes~carrier_id');
-const skusByUnit = index('skus~measurement_unit');
+// A secondary index is a database of [value, primary key] keys (src/store/collection.ts).
+type IndexDb = Database<number, [string | number, string | number]>;
+const index = (collection: string, name: string): IndexDb => env.openDB({ name: indexDbName(collection, name), encoding: 'ordered-binary' }) as unknown as IndexDb;
+const boxesBySku = index('boxes', 'sku_id');
+const boxesByCarrier = index('boxes', 'carrier_id');
+const skusByUnit = index('skus', 'measurement_unit');
 
 /** Reads `n` records in key order: boxes, then carriers, then SKUs, again from the start if need be. */
 function readSequential(n: number): number {
@@ -256,9 +259,9 @@ function readSequential(n: number): number {
 }
 
 /** Reads the records a secondary index lists under `value`, as the store's findBy does. */
-function readByIndex(idx: Database<string | number, string>, records: Database<Record<string, unknown>, string | number>, value: string): number {
+function readByIndex(idx: IndexDb, records: Database<Record<string, unknown>, string | number>, value: string): number {
   let n = 0;
-  for (const key of idx.getValues(value)) if (records.get(key) !== undefined) n++;
+  for (const [, key] of idx.getKeys({ start: [value], end: [value, '\uffff'] })) if (records.get(key) !== undefined) n++;
   return n;
 }
 
