@@ -6,17 +6,20 @@
 // claims of issue 6 are checked end to end, and what the bots executed is read back from the
 // simulator (its per-node log of executed commands, in the snapshot).
 //
-// Noise: 5 % of frames lost and about 5 % of frames damaged, both ways. The damage knob is
-// per byte (corrupt_byte_rate); 0.002 damages 4.7 % of 24-byte telemetry frames and 5-6 % of
-// command frames. A 5 % per-byte rate would damage 71 % of frames and lose 3 of 4 round trips,
-// past what PROTOCOL.md section 10's retry budget is for; test/sim.test.ts covers that rate for
-// the decoder's counts. Timing bounds are one-sided or generous: the machine is shared.
+// Noise: the issue's "5 % corrupted bytes and 5 % dropped frames", read literally: each byte
+// of every frame is damaged with probability 0.05 and 5 % of frames are lost, both ways. That
+// damages about 70 % of frames and loses 9 round trips in 10, far past PROTOCOL.md section
+// 10's retry budget (5 transmissions), so the strict test configures the link's own options
+// for it (NOISY_LINK; docs/native.md, "Noise") and then allows no failure at all: every
+// command is accepted and executed exactly once, in the order sent, per node, as the
+// simulator's log (written when the node model accepts a command) shows. Timing bounds are
+// one-sided, or the documented bound plus a stated slack: the machine is shared.
 import t, { type Test } from 'tap';
 import { existsSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { SerialTransport, type TransportState } from '../src/link/serial.js';
-import type { Command, Link, LinkEvent, LinkStats } from '../src/native/link.js';
+import type { Command, Link, LinkEvent, LinkOptions, LinkStats } from '../src/native/link.js';
 import { createLink } from '../src/native/link.js';
 import { FAULT_BY_NAME } from '../src/sim/fault-table.js';
 import type { LinkKnobs } from '../src/sim/knobs.js';
@@ -47,6 +50,8 @@ const LED = 0x1000;
 const NODES = [...BOTS.map((b) => b.id), LED];
 /** docs/native.md: a node is lost linkTimeoutMs (1 s) after the last frame heard from it. */
 const LINK_TIMEOUT_MS = 1000;
+/** docs/native.md: the link's HEARTBEAT period (heartbeatPeriodMs), part of the offline slack. */
+const HEARTBEAT_PERIOD_MS = 250;
 
 const dir = mkdtempSync(path.join(tmpdir(), 'link-sim-'));
 const sitePath = path.join(dir, 'site.json');
@@ -65,7 +70,7 @@ interface Line {
   at: Map<LinkEvent, number>;
 }
 
-async function open(t: Test, options: { knobs?: Partial<LinkKnobs>; seed: number; device?: (simPath: string) => string }): Promise<Line> {
+async function open(t: Test, options: { knobs?: Partial<LinkKnobs>; seed: number; device?: (simPath: string) => string; link?: Partial<LinkOptions> }): Promise<Line> {
   const sim = await startSimulator({ site: sitePath, seed: options.seed, knobs: options.knobs, onLog: () => undefined });
   const simPath = sim.devices.get(1)!;
   const events: LinkEvent[] = [];
@@ -78,6 +83,7 @@ async function open(t: Test, options: { knobs?: Partial<LinkKnobs>; seed: number
     onState: (state) => states.push(state),
   });
   const link = createLink({
+    ...options.link,
     write: (bytes) => void transport.write(bytes),
     onEvent: (batch) => {
       const now = performance.now();
@@ -123,18 +129,34 @@ function executedBy(level: LevelSnapshot, node: number): { total: number; duplic
   return { ...n.executed, keys: n.executed.last.map((e) => (e.ref === undefined ? e.type : `${e.type}:${e.ref}`)) };
 }
 
-/** One node's command stream: what was sent, in order, and what came back for each. */
+/** One node's command stream: what is to be sent, in order, and the answer to each. */
 interface Stream {
   node: number;
   commands: Command[];
+  /** index of the command in flight (or next to send) */
   next: number;
-  outstanding: number;
-  outcome: Map<number, LinkEvent>;
-  ids: number[];
+  /** link id of the command in flight */
+  inFlight: number | undefined;
+  /** the accepted answer of each command, by index */
+  answers: LinkEvent[];
+  busy: number;
 }
 
-t.test('5 % lost and ~5 % damaged frames: bots announce, telemetry flows, every command executed once and in order', async (t) => {
-  const line = await open(t, { seed: 61, knobs: { drop_frame_rate: 0.05, corrupt_byte_rate: 0.002 } });
+/**
+ * The link's options for the literal 5 %-per-byte noise (docs/native.md, "Noise"): a 26-byte
+ * command and its 17-byte ACK both get through about 1 round trip in 10, so the link tries up
+ * to 255 times (its maximum) on a 30..60 ms backoff instead of 5 on 60..480 ms. Heartbeats and
+ * telemetry every 50 ms, so that several good frames a second still reach each side, and 3 s
+ * of silence before a bot is lost (the bots' own 1 s is fixed, hence the faster heartbeats).
+ */
+const NOISY_LINK: Partial<LinkOptions> = {
+  heartbeatPeriodMs: 50, telemetryPeriodMs: 50, linkTimeoutMs: 3000, ackTimeoutMs: 30, ackTimeoutMaxMs: 60, maxTransmissions: 255,
+};
+
+t.test('5 % lost frames and 5 % damaged bytes: bots announce, telemetry flows, every command executed exactly once and in order', async (t) => {
+  const started = performance.now();
+  const line = await open(t, { seed: 61, knobs: { drop_frame_rate: 0.05, corrupt_byte_rate: 0.05 }, link: NOISY_LINK });
+  t.comment(`every node welcomed after ${(performance.now() - started).toFixed(0)} ms`);
   t.pass('all four bots and the LED controller announced themselves and were welcomed through the noise');
   await until('telemetry from every bot', () => BOTS.every((b) => telemetryOf(line, b.id) >= 10));
   for (const b of BOTS) {
@@ -142,12 +164,13 @@ t.test('5 % lost and ~5 % damaged frames: bots announce, telemetry flows, every 
     if (first?.kind === 'message' && first.message.type === 'TELEMETRY') t.same([first.message.x, first.message.y], [b.start.x, b.start.y], `bot ${b.id} reports its cell`);
   }
   const [before] = await line.sim.snapshot();
+  const mark = line.events.length;
 
   // Per bot: segments of one WAIT step (ids 1..N, the simulator logs them by id) and every
   // fifth an RFID_READ (answered with RFID_DATA, not ACK); per LED controller: sequences on
-  // alternating channels. At most two of ours per node at a time (one in flight, one queued)
-  // so a give-up, which fails the queue, costs little.
-  const N = 50;
+  // alternating channels. One of ours per node at a time, so a BUSY (the bot still holds its
+  // active and queued segment) is sent again in its place and the order stays the order sent.
+  const N = 20;
   const streams: Stream[] = NODES.map((node) => {
     const bot = BOTS.find((b) => b.id === node);
     const commands: Command[] = Array.from({ length: N }, (_, i): Command => {
@@ -155,35 +178,44 @@ t.test('5 % lost and ~5 % damaged frames: bots announce, telemetry flows, every 
       if (i % 5 === 4) return { type: 'RFID_READ', target: 'FLOOR', offset: 0, length: 4 };
       return { type: 'SEGMENT', segment: i + 1, start_delay_ms: 0, x: bot.start.x, y: bot.start.y, steps: [{ action: 'WAIT', cells: 0, duration_ms: 20 }] };
     });
-    return { node, commands, next: 0, outstanding: 0, outcome: new Map(), ids: [] };
+    return { node, commands, next: 0, inFlight: undefined, answers: [], busy: 0 };
   });
   const byId = new Map<number, Stream>();
-  const pump = (): void => {
-    for (const s of streams) {
-      while (s.outstanding < 2 && s.next < s.commands.length && line.online.has(s.node)) {
-        const id = line.link.send(s.node, s.commands[s.next++]!);
-        s.ids.push(id);
-        s.outstanding++;
-        byId.set(id, s);
-      }
-    }
+  const sendNext = (s: Stream): void => {
+    const id = line.link.send(s.node, s.commands[s.next]!);
+    s.inFlight = id;
+    byId.set(id, s);
   };
   let seen = line.events.length;
+  const failed: LinkEvent[] = [];
   const twice: number[] = [];
-  pump();
-  await until('an outcome for every command', () => {
+  const sending = performance.now();
+  for (const s of streams) sendNext(s);
+  await until('an answer to every command', () => {
     for (; seen < line.events.length; seen++) {
       const e = line.events[seen]!;
+      if (e.kind === 'failed') failed.push(e);
       if (e.kind !== 'acked' && e.kind !== 'failed') continue;
       const s = byId.get(e.id);
       if (!s) continue;
-      if (s.outcome.has(e.id)) twice.push(e.id);
-      s.outcome.set(e.id, e);
-      s.outstanding--;
+      if (s.inFlight !== e.id) {
+        twice.push(e.id);
+        continue;
+      }
+      s.inFlight = undefined;
+      if (e.kind === 'acked' && e.result === 'BUSY') s.busy++;
+      else {
+        s.answers.push(e);
+        s.next++;
+      }
+      if (s.next < N) sendNext(s);
     }
-    pump();
-    return streams.every((s) => s.next === N && s.outcome.size === N);
-  }, 90_000);
+    return failed.length > 0 || streams.every((s) => s.next === N);
+  }, 120_000);
+  t.comment(`${N * streams.length} commands answered in ${(performance.now() - sending).toFixed(0)} ms`);
+  t.same(failed, [], 'no command failed: none given up, no node lost');
+  t.same(twice, [], 'one outcome per command');
+  t.same(line.events.slice(mark).filter((e) => e.kind === 'offline'), [], 'no node went offline');
 
   const [after] = await line.sim.snapshot();
   let duplicates = 0;
@@ -192,36 +224,23 @@ t.test('5 % lost and ~5 % damaged frames: bots announce, telemetry flows, every 
     const now = executedBy(after!, s.node);
     duplicates += now.duplicates - was.duplicates;
     const executed = now.keys.slice(now.keys.length - (now.total - was.total));
-    // Walk what was sent in order: an acknowledged command must be the next one executed; a
-    // failed one (gave up, or the node was lost) may or may not have been; nothing else may be.
-    const missing: string[] = [];
-    let j = 0;
-    s.commands.forEach((c, i) => {
-      const outcome = s.outcome.get(s.ids[i]!)!;
-      if (executed[j] === keyOf(c)) j++;
-      else if (outcome.kind === 'acked') missing.push(`${i}:${keyOf(c)}`);
-    });
-    t.same(missing, [], `node ${s.node}: every acknowledged command was executed, in the order sent`);
-    t.equal(j, executed.length, `node ${s.node}: nothing executed twice or unasked (${executed.length} executed)`);
-    const acked = [...s.outcome.values()].filter((e) => e.kind === 'acked');
-    const failed = [...s.outcome.values()].filter((e) => e.kind === 'failed');
-    t.ok(acked.length >= N - 2, `node ${s.node}: ${acked.length} of ${N} acknowledged, ${failed.length} failed (${failed.map((e) => (e.kind === 'failed' ? e.reason : '')).join(',')})`);
-    // The answers fit the commands: RFID_DATA for a read, OK for an LED sequence, OK or BUSY
-    // for a segment (one runs and one waits; a third arriving before the first ends is refused).
-    const wrong = acked.flatMap((e) => {
+    t.same(executed, s.commands.map(keyOf), `node ${s.node}: each of its ${N} commands accepted and executed once, in the order sent (${s.busy} BUSY answers sent again)`);
+    const wrong = s.answers.flatMap((e, i) => {
       if (e.kind !== 'acked') return [];
-      const c = s.commands[s.ids.indexOf(e.id)]!;
-      const fits = c.type === 'RFID_READ' ? e.message?.type === 'RFID_DATA' : c.type === 'LED_SEQUENCE' ? e.result === 'OK' : e.result === 'OK' || e.result === 'BUSY';
-      return fits ? [] : [`${keyOf(c)} ${e.result}`];
+      const c = s.commands[i]!;
+      const ok = c.type === 'RFID_READ' ? e.message?.type === 'RFID_DATA' && e.result === 'OK' : e.result === 'OK';
+      return ok ? [] : [`${keyOf(c)} ${e.result}`];
     });
-    t.same(wrong, [], `node ${s.node}: every answer fits its command`);
+    t.same(wrong, [], `node ${s.node}: every command accepted (OK, or RFID_DATA OK)`);
   }
-  t.same(twice, [], 'one outcome per command');
   const stats: LinkStats = line.link.stats();
   t.ok(stats.retransmits > 0, `the link retransmitted (${stats.retransmits})`);
   t.ok(duplicates > 0, `the simulated nodes answered ${duplicates} retransmissions without executing them again`);
   t.ok(stats.dropped.crc + stats.dropped.framing + stats.dropped.short + stats.dropped.length > 0, `damaged frames were counted: ${JSON.stringify(stats.dropped)}`);
-  t.ok(after!.uplink.dropped > 0 && after!.downlink.dropped > 0 && after!.uplink.corrupted_bytes > 0 && after!.downlink.corrupted_bytes > 0, 'the knobs acted both ways');
+  const up = after!.uplink;
+  const down = after!.downlink;
+  t.ok(up.dropped > 0 && down.dropped > 0 && up.corrupted_bytes > 0 && down.corrupted_bytes > 0, 'the knobs acted both ways');
+  t.comment(`uplink ${JSON.stringify(up)}, downlink ${JSON.stringify(down)}, rtt ${JSON.stringify(stats.rtt)}`);
 });
 
 t.test('a silent bot goes offline within the link timeout and online again when it answers', async (t) => {
@@ -235,9 +254,13 @@ t.test('a silent bot goes offline within the link timeout and online again when 
   const offline = line.events.slice(mark).find((e) => e.kind === 'offline' && e.node === 2)!;
   t.same({ kind: offline.kind, reason: offline.kind === 'offline' ? offline.reason : '' }, { kind: 'offline', reason: 'silent' });
   const took = line.at.get(offline)! - asked;
-  // Its last frame came at most one telemetry period (100 ms) before the knob took effect.
+  // Its last frame came at most one telemetry period (100 ms) before the knob took effect, and
+  // at the latest when the knob was confirmed set. docs/native.md: lost linkTimeoutMs after the
+  // last frame heard; the stated slack, one heartbeat period (250 ms) plus 500 ms, covers the
+  // thread's wake-up and delivery to a busy JS event loop.
   t.ok(took >= LINK_TIMEOUT_MS - 150, `not before the link timeout (${took.toFixed(0)} ms after the knob)`);
-  t.ok(line.at.get(offline)! - set < 4 * LINK_TIMEOUT_MS, `within the link timeout, with room for a loaded machine (${took.toFixed(0)} ms)`);
+  const sinceSet = line.at.get(offline)! - set;
+  t.ok(sinceSet <= LINK_TIMEOUT_MS + HEARTBEAT_PERIOD_MS + 500, `within the link timeout + ${HEARTBEAT_PERIOD_MS + 500} ms of slack (${sinceSet.toFixed(0)} ms after the knob was set)`);
   t.same(line.events.slice(mark).filter((e) => e.kind === 'offline').map((e) => e.node), [2], 'the other nodes stay online');
 
   const id = line.link.send(2, { type: 'STOP', mode: 'NOW' });
@@ -254,6 +277,29 @@ t.test('a silent bot goes offline within the link timeout and online again when 
   const again = line.link.send(2, { type: 'RFID_READ', target: 'FLOOR', offset: 0, length: 4 });
   await until('a command acknowledged again', () => line.events.some((e) => e.kind === 'acked' && e.id === again));
   t.pass('the bot takes commands again');
+});
+
+t.test('the latency knob: round trips grow by the added delay each way', async (t) => {
+  const line = await open(t, { seed: 64 });
+  const rtts = async (n: number): Promise<number[]> => {
+    const out: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const id = line.link.send(1, { type: 'RFID_READ', target: 'FLOOR', offset: 0, length: 4 });
+      await until('the read answered', () => line.events.some((e) => (e.kind === 'acked' || e.kind === 'failed') && e.id === id));
+      const e = line.events.find((x) => (x.kind === 'acked' || x.kind === 'failed') && x.id === id)!;
+      if (e.kind !== 'acked') throw new Error(`RFID_READ ${id} failed: ${e.kind === 'failed' ? e.reason : ''}`);
+      out.push(e.rttMs);
+    }
+    return out;
+  };
+  const before = await rtts(5);
+  const LATENCY_MS = 120;
+  await line.sim.setKnobs({ latency_ms: LATENCY_MS });
+  const after = await rtts(5);
+  // One-way delay on the command and on its answer: each round trip takes at least twice it
+  // (a lower bound only; retransmissions meanwhile are answered late too, never early), less
+  // 5 ms for the rounding of Node's timers in the simulator and of the link's millisecond clock.
+  t.ok(after.every((r) => r >= 2 * LATENCY_MS - 5), `round trips ${after.join(', ')} ms with ${LATENCY_MS} ms each way (before: ${before.join(', ')} ms)`);
 });
 
 t.test('a vanished serial device is reopened by the transport and the bots come back', async (t) => {

@@ -233,6 +233,10 @@ t.test('a retransmitted command is answered again but executed once', async (t) 
   const next = await ctl.ack(1, { type: 'SEGMENT', segment: 11, start_delay_ms: 0, x: 1, y: 1, steps: [{ action: 'WAIT', cells: 0, duration_ms: 10 }] });
   t.equal(next.result, 'OK');
   t.equal((await ctl.ack(1, { type: 'SEGMENT', segment: 12, start_delay_ms: 0, x: 1, y: 1, steps: [{ action: 'WAIT', cells: 0, duration_ms: 10 }] })).result, 'BUSY');
+  // Executed means accepted by the bot: the refusals (NOT_WELCOMED PAUSE, WRONG_POSITION and
+  // INVALID segment 8, BUSY segment 12) and the duplicate are not in its log.
+  const [level] = await sim.snapshot();
+  t.same(level!.bots.find((b) => b.id === 1)!.executed.last.map((e) => `${e.type}:${e.ref}`), ['SEGMENT:7', 'SEGMENT:9', 'SEGMENT:10', 'SEGMENT:11']);
   await ctl.telemetry(1, (m) => m.segment === 11 && m.motion === 'IDLE');
 });
 

@@ -22,8 +22,8 @@ export interface NodeModel {
 }
 
 /**
- * A command the node model executed (duplicates never are), as the controller's tests check
- * them: exactly once and in the order sent.
+ * A command the node model accepted and executed (answered OK; duplicates and refusals never
+ * are), as the controller's tests check them: exactly once and in the order sent.
  */
 export interface ExecutedCommand {
   type: MessageType;
@@ -59,7 +59,10 @@ interface Outstanding {
 export interface EndpointCounters {
   hellos: number;
   welcomes: number;
+  /** commands the model accepted and executed (the `executed` log) */
   commands: number;
+  /** commands the model answered with a refusal (BUSY, WRONG_POSITION, …): not executed */
+  refused: number;
   duplicates: number;
   retransmissions: number;
   gave_up: number;
@@ -71,7 +74,7 @@ export class NodeEndpoint {
   readonly address: number;
   readonly session: number;
   readonly counters: EndpointCounters = {
-    hellos: 0, welcomes: 0, commands: 0, duplicates: 0, retransmissions: 0, gave_up: 0, link_losses: 0, not_welcomed: 0,
+    hellos: 0, welcomes: 0, commands: 0, refused: 0, duplicates: 0, retransmissions: 0, gave_up: 0, link_losses: 0, not_welcomed: 0,
   };
   /** the last EXECUTED_LOG_LENGTH commands executed, oldest first */
   readonly executed: ExecutedCommand[] = [];
@@ -163,12 +166,18 @@ export class NodeEndpoint {
       this.counters.not_welcomed++;
       reply = { result: 'NOT_WELCOMED' };
     } else {
-      this.counters.commands++;
-      this.executed.push(executedOf(m));
-      if (this.executed.length > EXECUTED_LOG_LENGTH) this.executed.shift();
       reply = this.model!.command(frame, now);
+      // Logged once the model has accepted it: a refusal (BUSY, WRONG_POSITION…) did nothing.
+      if (accepted(reply)) this.logExecuted(m);
+      else this.counters.refused++;
     }
     this.answer(frame.seq, m.type, reply);
+  }
+
+  private logExecuted(m: Message): void {
+    this.counters.commands++;
+    this.executed.push(executedOf(m));
+    if (this.executed.length > EXECUTED_LOG_LENGTH) this.executed.shift();
   }
 
   private answer(seq: number, type: MessageType, reply: Reply): void {
@@ -187,8 +196,10 @@ export class NodeEndpoint {
       return;
     }
     if (m.controller_session !== this.controllerSession) this.lastAccepted = undefined; // the peer's session changed
-    // The WELCOME is also the HELLO's acknowledgement.
-    if (this.outstanding?.message.type === 'HELLO' && frame.flags.is_ack && frame.ack === this.outstanding.seq) this.settle();
+    // The WELCOME is also the HELLO's acknowledgement, and one for this session answers every
+    // HELLO of it: a later HELLO (sent after giving up on an earlier one whose WELCOME was
+    // still on its way) must not go on, or the controller would take it for a new link loss.
+    if (this.outstanding?.message.type === 'HELLO') this.settle();
     clearTimeout(this.helloRetry);
     this.helloRetry = undefined;
     const afterLoss = this.linkLost;
@@ -268,7 +279,7 @@ export class NodeEndpoint {
     this.counters.gave_up++;
     this.outstanding = undefined;
     if (o.message.type === 'HELLO') {
-      this.helloRetry = setTimeout(() => this.sendHello(), TIMING.hello_retry_ms);
+      if (!this.welcomed) this.helloRetry = setTimeout(() => this.sendHello(), TIMING.hello_retry_ms);
       return;
     }
     this.loseLink(performance.now(), 'gave_up');
@@ -285,6 +296,12 @@ export class NodeEndpoint {
     this.seq = (this.seq + 1) & 0xff;
     return s;
   }
+}
+
+/** The model did what it was told: ACK OK, or an RFID_DATA with result OK. */
+function accepted(reply: Reply): boolean {
+  if (!('message' in reply)) return reply.result === 'OK';
+  return 'result' in reply.message && reply.message.result === 'OK';
 }
 
 function executedOf(m: Message): ExecutedCommand {
