@@ -5,7 +5,8 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { Client } from './helpers/client.js';
-import { apiKeys, users } from '../src/domain/auth/records.js';
+import { apiKeys, roles, users } from '../src/domain/auth/records.js';
+import { Auth } from '../src/domain/auth/auth.js';
 import { AUTHENTICATED } from '../src/http/route.js';
 import { findPresentedKey } from '../src/domain/auth/api-keys.js';
 
@@ -111,6 +112,14 @@ t.test('wrong credentials say nothing about the account; repeated failures slow 
   t.equal(forgotKnown.status, 202);
 
   const victim = await newUser('viewer');
+  // The auth clock stands still meanwhile: a slow machine must not let the delay run out.
+  const deps = a.app.auth.deps;
+  const realNow = deps.now;
+  const frozen = Date.now();
+  deps.now = () => frozen;
+  t.teardown(() => {
+    deps.now = realNow;
+  });
   let limited;
   for (let i = 0; i < 8 && !limited; i++) {
     const r = await anon.post('/api/v2/auth/login', { email: victim.email, password: `guess-${i}` });
@@ -494,4 +503,20 @@ t.test('bad input on the bodies of reset, refresh, forgot, role and key-permissi
   }
   const unchanged = (await admin.get('/api/v2/auth/roles')).json.find((r: any) => r.id === role.id);
   t.same(unchanged, { ...role, permissions: [] }, 'no bad body changed the role');
+});
+
+t.test('a start that refreshes the seeded roles moves auth_version', async (t) => {
+  const version = async () => (await admin.get('/api/v2/auth/client_state')).json.auth_version;
+  const viewer = a.app.store.collection(roles).get('viewer')!;
+  // As a store from before the catalogue grew: the viewer role lacks a key.
+  await a.app.store.write(() => a.app.store.collection(roles).put({ ...viewer, permissions: viewer.permissions.slice(1) }));
+  const before = await version();
+  const restarted = await Auth.open(a.app.auth.deps);
+  await restarted.close();
+  t.same(a.app.store.collection(roles).get('viewer')!.permissions, viewer.permissions, 'the seeded permissions are back');
+  const after = await version();
+  t.not(after, before, 'clients learn that permissions changed');
+  const again = await Auth.open(a.app.auth.deps);
+  await again.close();
+  t.equal(await version(), after, 'a start that changes nothing leaves it');
 });

@@ -42,7 +42,9 @@ export class Auth {
   /** Seeds roles, creates the first administrator on an empty store, starts housekeeping. */
   static async open(deps: AuthDeps): Promise<Auth> {
     const auth = new Auth(deps);
-    await deps.store.write(() => seedRoles(deps));
+    await deps.store.write(() => {
+      if (seedRoles(deps)) deps.store.nextId(AUTH_VERSION);
+    });
     if (deps.store.collection(users).count() === 0) await auth.bootstrap();
     await pruneSessions(deps);
     auth.timer = setInterval(() => {
@@ -108,6 +110,8 @@ export class Auth {
     this.reserveAttempt(account, client); // kept even on success: codes are not to be farmed
     const user = this.deps.store.collection(users).findOne('email', normalizeEmail(email));
     if (user) await issueResetCode(this.deps, user, 'forgot_password');
+    // A code moves auth_version; an unknown email moves it too, or client_state would tell them apart.
+    else await this.deps.store.write(() => this.deps.store.nextId(AUTH_VERSION));
   }
 
   /** Applies a new password given the reset code or the old password. */

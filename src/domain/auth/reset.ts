@@ -8,7 +8,7 @@ import { randomInt, timingSafeEqual } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { DomainError, ValidationError } from '../errors.js';
-import { authChanged, type AuthDeps } from './context.js';
+import { AUTH_VERSION, authChanged, type AuthDeps } from './context.js';
 import { EVENT } from '../events/catalogue.js';
 import { hashPassword, policyIssues, verifyPassword } from './passwords.js';
 import { digest } from './secrets.js';
@@ -25,6 +25,7 @@ export async function issueResetCode(deps: AuthDeps, user: UserRecord, reason: s
     const current = deps.store.collection(users).get(user.id);
     if (!current) return;
     deps.store.collection(users).put({ ...current, otp_digest: digest(deps.secrets.digestKey, `${user.id}:${code}`), otp_expires_at: expires, updated_at: deps.now() });
+    deps.store.nextId(AUTH_VERSION); // the user's otp_expires_at changed; no event, as forgot_password answers must not be told apart
   });
   const dir = path.join(deps.stateDir, 'password-resets');
   mkdirSync(dir, { recursive: true, mode: 0o700 });

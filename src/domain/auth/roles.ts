@@ -32,15 +32,18 @@ export const SEEDED_ROLES: readonly Omit<RoleRecord, 'created_at' | 'updated_at'
   },
 ];
 
-/** Creates missing seeded roles and refreshes their permissions (the catalogue may have grown). */
-export function seedRoles(deps: AuthDeps): void {
+/** Creates missing seeded roles and refreshes their permissions (the catalogue may have grown); true when any changed. */
+export function seedRoles(deps: AuthDeps): boolean {
   const c = deps.store.collection(roles);
   const now = deps.now();
+  let changed = false;
   for (const seed of SEEDED_ROLES) {
     const existing = c.get(seed.id);
     if (existing && sameSet(existing.permissions, seed.permissions) && existing.name === seed.name) continue;
     c.put({ ...seed, permissions: [...seed.permissions], created_at: existing?.created_at ?? now, updated_at: now });
+    changed = true;
   }
+  return changed;
 }
 
 /** The role, or a 404. */
