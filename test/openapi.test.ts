@@ -1,8 +1,12 @@
-// The generated OpenAPI document for routes using every framework feature passes a real validator.
+// The generated OpenAPI document for routes using every framework feature passes a real validator;
+// the daemon's own document explains the live event stream, which OpenAPI cannot describe.
 import t from 'tap';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { openApiDocument } from '../src/http/openapi.js';
 import { routes } from './fixtures/routes.js';
+import { startTestApp } from './helpers/app.js';
+import { CLOSE_TOO_SLOW } from '../src/domain/events/subscription.js';
+import { CLOSE_CREDENTIAL_INVALID, CLOSE_PERMISSION_REVOKED } from '../src/http/routes/events.js';
 
 t.test('document of the test routes', async (t) => {
   const doc = openApiDocument(routes, { title: 't', version: '1', description: 'd' }) as any;
@@ -29,4 +33,16 @@ t.test('document of the test routes', async (t) => {
   t.equal(doc.components.schemas.HTTPValidationError.properties.detail.type, 'array');
   t.equal(new Set(Object.values(doc.paths).flatMap((p: any) => Object.values(p).map((o: any) => o.operationId))).size,
     Object.values(doc.paths).flatMap((p: any) => Object.values(p)).length, 'operation ids are unique');
+});
+
+t.test("the daemon's document describes the live event stream", async (t) => {
+  const a = await startTestApp();
+  t.teardown(() => a.close());
+  const r = await a.client.request('/api/openapi.json');
+  t.equal(r.status, 200);
+  const description: string = r.json.info.description;
+  t.match(description, /wss:\/\/<box>\/api\/v2\/events\/stream/);
+  t.match(description, /\?after=<last id seen>/);
+  for (const code of [CLOSE_TOO_SLOW, CLOSE_CREDENTIAL_INVALID, CLOSE_PERMISSION_REVOKED]) t.match(description, String(code), `close code ${code}`);
+  t.ok(r.json.paths['/api/v2/events/stream'].get, 'and the upgrade endpoint itself');
 });
