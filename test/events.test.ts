@@ -1,5 +1,5 @@
 // The event log: what is recorded, with codes and severities; filters and order; durable,
-// increasing ids; retention; nothing secret in any event.
+// increasing ids; retention (from the setting, in chunks); nothing secret in any event.
 import t from 'tap';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,7 +8,14 @@ import { startAdminApp, type AdminApp, type Bootstrap } from './helpers/app.js';
 import { Client } from './helpers/client.js';
 import { Store } from '../src/store/store.js';
 import { EVENT, EVENT_KINDS } from '../src/domain/events/catalogue.js';
-import { EVENT_COLLECTIONS, Events } from '../src/domain/events/events.js';
+import { EVENT_COLLECTIONS, Events, PRUNE_CHUNK } from '../src/domain/events/events.js';
+import { AUTH_COLLECTIONS } from '../src/domain/auth/records.js';
+import type { Caller } from '../src/domain/auth/caller.js';
+import { SETTINGS_COLLECTIONS, Settings } from '../src/domain/settings/settings.js';
+import { settingRegistry } from '../src/domain/settings/registry.js';
+import { readFileSync } from 'node:fs';
+import { startTestApp } from './helpers/app.js';
+import { until } from './helpers/until.js';
 
 let a: AdminApp;
 let c: Client;
@@ -97,4 +104,80 @@ t.test('ids are durable and only grow; retention prunes the oldest', async (t) =
   t.equal(await events.pruneBefore(1_000_000 + 2 * 86_400_000), 2, 'the two oldest days');
   t.same([...events.after(0)].map((e) => e.id), [3, 4, 5, next.id]);
   await store.close();
+});
+
+t.test('role changes are recorded', async (t) => {
+  const created = await c.request('/api/v2/auth/roles', { method: 'POST', json: { name: 'Event watcher', authority_level: 20, permissions: ['events:view'] } });
+  t.equal(created.status, 201);
+  t.equal((await c.request(`/api/v2/auth/roles/${created.json.id}`, { method: 'PATCH', json: { permissions: ['events:view', 'jobs:view'] } })).status, 200);
+  t.equal((await c.request(`/api/v2/auth/roles/${created.json.id}`, { method: 'DELETE' })).status, 200);
+  const codes: string[] = [EVENT.roleCreated.hex, EVENT.roleUpdated.hex, EVENT.roleDeleted.hex];
+  const roles = (await list('component__eq=auth&sort_by=id')).items.filter((e: { hex_value: string }) => codes.includes(e.hex_value));
+  t.equal(roles.length, 3);
+  t.match(roles, [
+    { hex_value: '0x2006', severity: 30, description: /role "Event watcher" \(authority 20\) created by API key 1/ },
+    { hex_value: '0x2007', severity: 30, description: /role "Event watcher" .*2 permission\(s\)\) changed by API key 1/ },
+    { hex_value: '0x2008', severity: 30, description: /role "Event watcher" deleted by API key 1/ },
+  ]);
+});
+
+t.test('a stop is recorded and found after the restart', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'wh-restart-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const first = await startTestApp({ WAREHOUSE_STATE_DIR: dir });
+  await first.close();
+  const second = await startTestApp({ WAREHOUSE_STATE_DIR: dir });
+  t.teardown(() => second.close());
+  const key = JSON.parse(readFileSync(path.join(dir, 'bootstrap-admin.json'), 'utf8')).api_key as string;
+  const client = new Client(second.app.port, readFileSync(second.app.tls.certFile), key);
+  t.teardown(() => client.close());
+  const events = (await client.request('/api/v2/events?component__eq=system&sort_by=id')).json.items.filter((e: { hex_value: string }) => ['0x1001', '0x1002'].includes(e.hex_value));
+  t.equal(events.length, 3, 'start, stop, start');
+  t.match(events, [
+    { hex_value: '0x1001', component: 'system' },
+    { hex_value: '0x1002', component: 'system', severity: 30, description: 'controller stopping' },
+    { hex_value: '0x1001', component: 'system' },
+  ]);
+});
+
+t.test('pruning removes every old event, in bounded transactions', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'wh-prune-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  let clock = 1_000_000;
+  const store = await Store.open({ dir }, [...EVENT_COLLECTIONS]);
+  t.teardown(() => store.close());
+  const events = new Events(store, () => clock);
+  const old = 2 * PRUNE_CHUNK + 5;
+  await store.write(() => {
+    for (let i = 0; i < old; i++) events.record(EVENT.jobStatus, `old ${i}`);
+  });
+  clock += 86_400_000;
+  const young = await events.emit(EVENT.started, 'young');
+  t.equal(await events.pruneBefore(clock), old, 'more than one chunk in one pass');
+  t.same([...events.after(0)].map((e) => e.id), [young.id]);
+});
+
+t.test('retention follows the events.retentionDays setting', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'wh-retention-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  let clock = 1_000_000_000;
+  const store = await Store.open({ dir }, [...EVENT_COLLECTIONS, ...SETTINGS_COLLECTIONS, ...AUTH_COLLECTIONS]);
+  t.teardown(() => store.close());
+  const events = new Events(store, () => clock);
+  const settings = new Settings(store, settingRegistry({ timeZone: 'UTC', maxPageSize: 100 }), () => clock, events);
+  // No roles are stored here: only a caller above every authority passes required_role.
+  const top: Caller = { kind: 'user', id: 1, permissions: new Set(), authorityLevel: Number.MAX_SAFE_INTEGER };
+  for (let i = 0; i < 3; i++) await events.emit(EVENT.started, `old ${i}`);
+  clock += 3 * 86_400_000;
+  const recent = await events.emit(EVENT.started, 'recent');
+  const retention = () => settings.value<number>('events.retentionDays');
+  t.equal(await events.prune(retention()), 0, 'three days are within the default 30');
+  await settings.set(top, 'events.retentionDays', 2);
+  const stop = events.keep(retention, 3_600_000, (err) => t.error(err));
+  t.teardown(stop);
+  const left = await until('the old events are pruned', async () => {
+    const ids = [...events.after(0)].map((e) => e.id);
+    return ids[0] === recent.id && ids;
+  });
+  t.equal(left.length, 2, 'the recent event and the setting change stay');
 });

@@ -41,6 +41,9 @@ export const EVENT_COLLECTIONS = [eventRecords] as const;
 
 export type EventListener = (event: EventRecord) => void;
 
+/** Events deleted per pruning transaction: a large backlog never makes one huge write. */
+export const PRUNE_CHUNK = 10_000;
+
 export class Events {
   private readonly listeners = new Set<EventListener>();
 
@@ -88,13 +91,27 @@ export class Events {
     return this.store.sequence('event');
   }
 
-  /** Deletes events created before `cutoff` (ms); ids grow with time, so it stops at the first younger one. */
+  /** Deletes events created before `cutoff` (ms), all of them, in transactions of PRUNE_CHUNK; returns how many. */
   async pruneBefore(cutoff: number): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const removed = await this.pruneChunk(cutoff);
+      total += removed;
+      if (removed < PRUNE_CHUNK) return total;
+    }
+  }
+
+  /** Deletes events older than `retentionDays` days; returns how many. */
+  prune(retentionDays: number): Promise<number> {
+    return this.pruneBefore(this.now() - retentionDays * 86_400_000);
+  }
+
+  /** One bounded transaction of pruning: ids grow with time, so it stops at the first younger event. */
+  private async pruneChunk(cutoff: number): Promise<number> {
     const old: number[] = [];
     for (const event of this.store.collection(eventRecords).range(0)) {
-      if (event.created_at >= cutoff) break;
+      if (event.created_at >= cutoff || old.length === PRUNE_CHUNK) break;
       old.push(event.id);
-      if (old.length >= 10_000) break; // one bounded transaction per call; the timer comes back
     }
     if (old.length === 0) return 0;
     await this.store.write(() => {
@@ -112,7 +129,7 @@ export class Events {
     const run = () => {
       if (running) return;
       running = true;
-      this.pruneBefore(this.now() - retentionDays() * 86_400_000)
+      this.prune(retentionDays())
         .catch(onError)
         .finally(() => (running = false));
     };
