@@ -3,6 +3,7 @@
 import t from 'tap';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
+import tls from 'node:tls';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from './helpers/client.js';
@@ -58,4 +59,87 @@ t.test('a port in use fails the start with a clear message', async (t) => {
   const d = startDaemon({ WAREHOUSE_STATE_DIR: stateDir, WAREHOUSE_PORT: String(port) });
   t.equal(await exited(d.child), 70);
   t.ok(d.lines.some((l) => l.level === 'fatal' && /cannot listen/.test(l.err?.message ?? '')));
+});
+
+/**
+ * A login whose body has not arrived in full: a request in flight for as long as the test
+ * wants. Resolves once the daemon has it (uWS answers `Expect: 100-continue` from the handler).
+ */
+async function loginInFlight(port: number, ca: Buffer): Promise<{ socket: tls.TLSSocket; finish: () => Promise<string> }> {
+  const body = JSON.stringify({ email: 'nobody@example.com', password: 'not-the-password' });
+  const socket = await new Promise<tls.TLSSocket>((resolve, reject) => {
+    const s = tls.connect({ host: '127.0.0.1', port, ca, checkServerIdentity: () => undefined }, () => resolve(s));
+    s.once('error', reject);
+  });
+  socket.on('error', () => undefined); // the daemon may cut it off; the test looks at what came back
+  let text = '';
+  socket.on('data', (d: Buffer) => (text += d.toString('latin1')));
+  socket.write(`POST /api/v2/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\n\r\n`);
+  socket.write(body.slice(0, 10));
+  while (!text.includes('100 Continue')) await new Promise((r) => setTimeout(r, 10));
+  text = '';
+  return {
+    socket,
+    finish: () => new Promise((resolve) => {
+      socket.write(body.slice(10));
+      const done = () => (/\r\n\r\n/.test(text) ? resolve(text) : undefined);
+      socket.on('data', done);
+      socket.once('close', () => resolve(text));
+    }),
+  };
+}
+
+/** Whether a TCP connection to the port is accepted. */
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = net.connect(port, '127.0.0.1', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.on('error', () => resolve(false));
+  });
+}
+
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  t.test(`${signal} with a request in flight: it is answered, then the process exits 0`, async (t) => {
+    const stateDir = mkdtempSync(path.join(tmpdir(), 'wh-daemon-'));
+    t.teardown(() => rmSync(stateDir, { recursive: true, force: true }));
+    const d = startDaemon({ WAREHOUSE_STATE_DIR: stateDir, WAREHOUSE_PORT: '0' });
+    t.teardown(() => d.child.kill('SIGKILL'));
+    const port = await d.listening;
+    const ca = readFileSync(path.join(stateDir, 'tls/self-signed-cert.pem'));
+    const login = await loginInFlight(port, ca);
+
+    d.child.kill(signal);
+    // The rest of the body only once the daemon refuses new connections: it is closing, and waits.
+    while (await accepts(port)) await new Promise((r) => setTimeout(r, 10));
+    const answer = await login.finish();
+    t.match(answer, /^HTTP\/1\.1 401 /, 'the in-flight login got its answer, not a refusal');
+    login.socket.destroy();
+    t.equal(await exited(d.child), 0, 'exits 0');
+    t.ok(d.lines.some((l) => l.msg === 'shutting down' && l.signal === signal));
+    t.ok(d.lines.some((l) => l.msg === 'request' && l.url === '/api/v2/auth/login' && l.status === 401), 'the request was logged as answered');
+    t.notOk(d.lines.some((l) => l.msg === 'shutdown timeout: requests still running were cut off'));
+    t.ok(d.lines.some((l) => l.msg === 'stopped'));
+  });
+}
+
+t.test('a request that outlasts shutdown_timeout_ms does not hold the process past its bound', async (t) => {
+  const stateDir = mkdtempSync(path.join(tmpdir(), 'wh-daemon-'));
+  t.teardown(() => rmSync(stateDir, { recursive: true, force: true }));
+  const timeoutMs = 500;
+  const d = startDaemon({ WAREHOUSE_STATE_DIR: stateDir, WAREHOUSE_PORT: '0', WAREHOUSE_SHUTDOWN_TIMEOUT_MS: String(timeoutMs) });
+  t.teardown(() => d.child.kill('SIGKILL'));
+  const port = await d.listening;
+  const login = await loginInFlight(port, readFileSync(path.join(stateDir, 'tls/self-signed-cert.pem')));
+  t.teardown(() => login.socket.destroy());
+
+  const started = Date.now();
+  d.child.kill('SIGTERM');
+  const code = await exited(d.child);
+  // main.ts ends the process at the latest shutdown_timeout_ms + 5 s after the signal (then with 1).
+  t.ok(Date.now() - started < timeoutMs + 5000, 'exits within the shutdown bound');
+  t.equal(code, 0, 'a clean exit: the store was closed');
+  t.ok(d.lines.some((l) => l.msg === 'shutdown timeout: requests still running were cut off' && l.unfinished === 1), 'says a request was cut off');
+  t.ok(d.lines.some((l) => l.msg === 'stopped'));
 });
