@@ -390,3 +390,71 @@ t.test('stopping the simulator removes its device', async (t) => {
 t.test('a bad site stops the simulator with the reason', async (t) => {
   await t.rejects(startSimulator({ site: path.join(dir, 'missing.json'), onLog: () => undefined }), /simulator failed to start: [\s\S]*cannot read/);
 });
+
+t.test('a second site run: battery faults and charging, RFID tags read on the way, PAUSE and RESUME', async (t) => {
+  // Low batteries from the start and a fast drain while driving, so the faults and the drain show in a moment.
+  const sim2 = await startSimulator({ site: sitePath, seed: 9, figures: { batteryStartMin: 150, batteryStartMax: 160, moveDrainPerS: 40, chargePerS: 400 }, onLog: () => undefined });
+  const c = new TestController(sim2.devices.get(1)!);
+  t.teardown(async () => {
+    await c.close();
+    await sim2.stop();
+  });
+  await c.open();
+  const hellos2 = await Promise.all([1, 2, 3, LED0].map((src) => c.nextOf(src, 'HELLO')));
+  const low = [1, 2, 3].map((src) => c.nextOf(src, 'FAULT', (m) => m.code === fault('BATTERY_LOW') && m.fault_state === 'RAISED'));
+  c.startHeartbeats();
+  for (const h of hellos2) await c.welcome(h);
+
+  t.test('BATTERY_LOW below 200 ‰, cleared by charging above 250 ‰', async (t) => {
+    for (const f of await Promise.all(low)) t.match(f.message, { severity: 'WARNING' }, `bot ${f.src} reports its low battery`);
+    t.ok(((await c.telemetry(3)).faults & FAULT_FLAGS.get('BATTERY_LOW')!) !== 0, 'the flag is set in telemetry');
+    const cleared = c.nextOf(3, 'FAULT', (m) => m.code === fault('BATTERY_LOW') && m.fault_state === 'CLEARED');
+    t.equal((await c.ack(3, { type: 'CHARGE', target: 900 })).result, 'OK');
+    t.match((await cleared).message, { severity: 'WARNING' });
+    const full = await c.telemetry(3, (m) => !m.charging);
+    t.ok(full.battery >= 900 && (full.faults & FAULT_FLAGS.get('BATTERY_LOW')!) === 0, `charged to its target (${full.battery} ‰), flag clear`);
+  });
+
+  t.test('PAUSE holds the bot at a cell centre, RESUME moves the remaining slots by the pause', async (t) => {
+    t.equal((await c.ack(2, { type: 'RESUME' })).result, 'BAD_STATE', 'nothing to resume');
+    const start = await c.telemetry(2);
+    const sentAt = performance.now();
+    const onTheWay = c.telemetry(2, (m) => m.x === 5 && m.motion === 'MOVING');
+    t.equal((await c.ack(2, { type: 'SEGMENT', segment: 1, start_delay_ms: 0, x: 6, y: 3, steps: [{ action: 'MOVE_W', cells: 3, duration_ms: 900 }] })).result, 'OK');
+    await onTheWay;
+    t.equal((await c.ack(2, { type: 'PAUSE' })).result, 'OK');
+    const paused = await c.telemetry(2, (m) => m.motion === 'PAUSED');
+    t.ok(paused.x === 5 || paused.x === 4, `paused at a cell centre on the way (x=${paused.x})`);
+    const pausedSeen = performance.now();
+    const mark = c.frames.length;
+    await new Promise((r) => setTimeout(r, 600));
+    const during = c.frames.slice(mark).filter((f) => f.src === 2 && f.message.type === 'TELEMETRY').map((f) => f.message as Telemetry);
+    t.ok(during.length > 0 && during.every((m) => m.x === paused.x && m.motion === 'PAUSED'), `stays at x=${paused.x} while paused (${during.length} frames)`);
+    const resumeSent = performance.now();
+    const idle = c.telemetry(2, (m) => m.x === 3 && m.motion === 'IDLE');
+    t.equal((await c.ack(2, { type: 'RESUME' })).result, 'OK');
+    const end = await idle;
+    // The 900 ms slot moved by the pause, which lasted at least from when PAUSED was seen to
+    // when RESUME was sent: the bot never arrives before that.
+    t.ok(performance.now() - sentAt >= 900 + (resumeSent - pausedSeen) - 20, 'not early after the pause');
+    t.ok(end.battery < start.battery - 10, `the drive drained the battery (${start.battery} → ${end.battery} ‰)`);
+  });
+
+  t.test('floor tags: written in MANUAL mode, checked, and read on the way (POSITION_MISMATCH)', async (t) => {
+    t.equal((await c.ack(1, { type: 'RFID_WRITE', target: 'FLOOR', offset: 0, data: new Uint8Array([5, 0, 5, 0]) })).result, 'RFID_WRITE_DISABLED');
+    t.equal((await c.ack(1, { type: 'RFID_WRITE_MODE', mode: 'MANUAL' })).result, 'OK');
+    t.equal((await c.ack(1, { type: 'RFID_CHECK', target: 'FLOOR', offset: 0, expect: new Uint8Array([0, 0, 1, 0]) })).result, 'OK', 'the tag under (0, 1) holds its cell');
+    t.equal((await c.ack(1, { type: 'RFID_WRITE', target: 'FLOOR', offset: 0, data: new Uint8Array([5, 0, 5, 0]) })).result, 'OK');
+    t.equal((await c.ack(1, { type: 'RFID_CHECK', target: 'FLOOR', offset: 0, expect: new Uint8Array([0, 0, 1, 0]) })).result, 'RFID_MISMATCH');
+    const [before] = await sim2.snapshot();
+    const reads = before!.bots.find((b) => b.id === 1)!.counters.tag_reads;
+    // Out to (1, 1) and back onto the rewritten tag, which now names another cell.
+    const mismatch = c.nextOf(1, 'FAULT', (m) => m.code === fault('POSITION_MISMATCH'));
+    t.equal((await c.ack(1, { type: 'SEGMENT', segment: 2, start_delay_ms: 0, x: 0, y: 1, steps: [{ action: 'MOVE_E', cells: 1, duration_ms: 300 }, { action: 'MOVE_W', cells: 1, duration_ms: 1200 }] })).result, 'OK');
+    const f = await mismatch;
+    t.match(f.message, { severity: 'ERROR', fault_state: 'RAISED', x: 0, y: 1, detail: 0 | (1 << 16) });
+    await c.telemetry(1, (m) => m.motion === 'HOLDING' && (m.faults & FAULT_FLAGS.get('POSITION_LOST')!) !== 0);
+    const [after] = await sim2.snapshot();
+    t.equal(after!.bots.find((b) => b.id === 1)!.counters.tag_reads - reads, 2, 'both tags on the way were read');
+  });
+});
