@@ -75,7 +75,7 @@ export class Diagnostics {
       put('site.json', deps.site.layout);
       put('links.json', deps.linkStats?.() ?? { links: 'off' });
       put('README.txt', `Diagnostics report of warehouse controller ${VERSION}, made ${new Date(deps.now()).toISOString()}.\n`
-        + 'versions.json, config.json (no secrets), settings.json (the controller\'s settings), store.json (LMDB statistics),\n'
+        + 'versions.json, config.json (no secrets; URLs without user:password@, query or fragment), settings.json (the controller\'s settings), store.json (LMDB statistics),\n'
         + 'events.json (newest first), log.jsonl (recent log lines, redacted), site.json (the site layout),\n'
         + 'links.json (per level: device, link counters, transport counters).\n');
 
@@ -123,9 +123,17 @@ function versions(): Record<string, unknown> {
 /** The configuration as a support engineer may see it: paths and numbers, no credentials. */
 export function publicConfig(config: Config): Record<string, unknown> {
   const out: Record<string, unknown> = { ...config };
-  for (const [key, value] of Object.entries(out)) {
-    // A URL may carry user:password; keep its host, drop the rest of the authority.
-    if (typeof value === 'string' && /^[a-z]+:\/\/[^/]*@/i.test(value)) out[key] = value.replace(/\/\/[^/]*@/, '//[redacted]@');
-  }
+  for (const [key, value] of Object.entries(out)) if (typeof value === 'string') out[key] = redactUrl(value);
   return out;
+}
+
+/**
+ * A URL without what may carry a credential: user:password@, the query (?token=...) and the
+ * fragment; scheme, host and path stay, to show where it points. Other strings pass unchanged.
+ */
+export function redactUrl(value: string): string {
+  const url = /^([a-z][a-z0-9+.-]*:\/\/)([^/?#]*@)?([^?#]*)(\?[^#]*)?(#.*)?$/is.exec(value);
+  if (!url) return value;
+  const [, scheme, userinfo, rest, query, fragment] = url;
+  return `${scheme}${userinfo ? '[redacted]@' : ''}${rest}${query ? '?[redacted]' : ''}${fragment ? '#[redacted]' : ''}`;
 }
