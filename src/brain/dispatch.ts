@@ -236,10 +236,16 @@ export class LevelDispatcher {
    * deeper, would shut it in (loaded bots pass under no carrier).
    */
   private freeSpace(carrier: CarrierRecord | undefined, free: (c: Cell) => boolean): Cell | undefined {
-    const busy = this.laneWork();
+    const { running, pending } = this.laneWork();
+    // Lanes a waiting job will still take a carrier out of come last: a carrier stored in
+    // front of it would leave that retrieval waiting for a carrier no job moves.
+    return this.spaceIn(carrier, free, (cell) => running.has(cell) || pending.has(cell)) ?? this.spaceIn(carrier, free, (cell) => running.has(cell));
+  }
+
+  private spaceIn(carrier: CarrierRecord | undefined, free: (c: Cell) => boolean, busy: (cell: string) => boolean): Cell | undefined {
     let best: { cell: Cell; cost: number } | undefined;
     for (const lane of this.level.lanes) {
-      if (lane.spaces.some((s) => busy.has(`${s.x}:${s.y}`))) continue;
+      if (lane.spaces.some((s) => busy(`${s.x}:${s.y}`))) continue;
       let pick: Cell | undefined;
       for (const s of lane.spaces) {
         if (!free(s)) break;
@@ -252,17 +258,21 @@ export class LevelDispatcher {
     return best?.cell;
   }
 
-  /** Cells with work under way: carriers that running carrier jobs move, and where running jobs go. */
-  private laneWork(): Set<string> {
-    const busy = new Set<string>();
+  /**
+   * Cells with work: `running`, the carriers that running carrier jobs move and where running
+   * jobs go; `pending`, the carriers of carrier jobs not started yet.
+   */
+  private laneWork(): { running: Set<string>; pending: Set<string> } {
+    const running = new Set<string>();
+    const pending = new Set<string>();
     for (const j of this.deps.requests.openJobs(this.level.id)) {
-      if (j.status !== 'EXECUTING' && j.status !== 'CANCELLING') continue;
-      if (j.target) busy.add(`${j.target.x}:${j.target.y}`);
+      const started = j.status === 'EXECUTING' || j.status === 'CANCELLING';
+      if (started && j.target) running.add(`${j.target.x}:${j.target.y}`);
       if (!j.carrier_id || !CARRIER_JOBS.has(j.type)) continue;
       const c = this.deps.store.collection(carriers).get(j.carrier_id);
-      if (c && c.level_id === this.level.id) busy.add(`${c.x}:${c.y}`);
+      if (c && c.level_id === this.level.id) (started ? running : pending).add(`${c.x}:${c.y}`);
     }
-    return busy;
+    return { running, pending };
   }
 
   /** The bot a job runs on: its own for bot jobs, else the nearest idle one with battery to spare. */
@@ -296,12 +306,20 @@ export class LevelDispatcher {
 
   /** The bot that holds a carrier on board is the one to take it on, once it can. */
   private carrierBot(carrier: CarrierRecord, taken: Set<number>): { bot: MotionBot } | { wait: JobDetails } {
-    // Where the bot stopped may be the next cell on from where its fault was reported.
-    const b = this.motion!.bots().find((m) => m.lifted && dist(m, carrier) <= 1);
+    // The bot on the carrier's cell, else (where a bot stopped may be the next cell on from
+    // where its fault was reported) one beside it. Never a neighbour while one stands on it:
+    // bots holding carriers at two positions of a balcony stand side by side.
+    const lifted = this.motion!.bots().filter((m) => m.lifted);
+    const b = lifted.find((m) => m.x === carrier.x && m.y === carrier.y) ?? lifted.find((m) => dist(m, carrier) === 1 && !this.holdsOwnCarrier(m));
     if (!b) return { wait: { waiting_for: 'bot', reason: `carrier ${carrier.id} is on a bot at ${carrier.x},${carrier.y} that does not report: set it down by hand, then onboard the carrier again` } };
     if (b.faulted || !b.online) return { wait: { waiting_for: 'bot', reason: `carrier ${carrier.id} is on bot ${b.id}, which has a fault or no link; it goes on once the bot is cleared` } };
     if (taken.has(b.id) || !b.idle) return { wait: { waiting_for: 'bot', reason: `carrier ${carrier.id} is on bot ${b.id}, which is busy` } };
     return { bot: b };
+  }
+
+  /** A lifted bot stands on the cell of a carrier the store places there: that carrier is its own. */
+  private holdsOwnCarrier(bot: MotionBot): boolean {
+    return this.occupied(bot);
   }
 
   private occupied(c: Cell): boolean {
@@ -338,19 +356,23 @@ export class LevelDispatcher {
     // The bot's own lift state decides, not the phase on record: after a restart the bot may
     // hold the carrier already, or (the site restarted too) not any more.
     const holding = motion.bots().find((b) => b.id === bot)?.lifted === true;
-    if (job.carrier_id && CARRIER_JOBS.has(job.type) && !holding) {
+    if (job.carrier_id && CARRIER_JOBS.has(job.type)) {
       const carrier = this.deps.store.collection(carriers).get(job.carrier_id)!;
-      const lifted = await motion.go(bot, { x: carrier.x, y: carrier.y, then: 'lift' });
-      if (this.stopped) return;
-      if (!lifted.ok) return this.fail(job, lifted.reason);
-      // A carrier lifted off a balcony position is booked to the storage space it goes to at
-      // once: the position is free for the next carrier while this one travels (the store
-      // holds one carrier per cell).
+      if (!holding) {
+        const lifted = await motion.go(bot, { x: carrier.x, y: carrier.y, then: 'lift' });
+        if (this.stopped) return;
+        if (!lifted.ok) return this.fail(job, lifted.reason);
+      }
+      // A carrier leaving a balcony position (lifted now, or held up there since it came) is
+      // booked to the storage space it goes to at once: the position is free for the next
+      // carrier while this one travels (the store holds one carrier per cell).
       const leaving = job.type === 'STORING' && job.target !== null && this.level.kindAt(carrier.x, carrier.y) === 'port' ? job.target : undefined;
-      job = await this.deps.requests.write(() => {
-        if (leaving) this.deps.inventory.placeCarrierInWrite(job.carrier_id!, this.level.id, leaving.x, leaving.y);
-        return this.deps.requests.updateJob(job, { details: { ...job.details, phase: 'carrying', reason: `bot ${bot} carries ${job.carrier_id}` } });
-      });
+      if (!holding || leaving) {
+        job = await this.deps.requests.write(() => {
+          if (leaving) this.deps.inventory.placeCarrierInWrite(job.carrier_id!, this.level.id, leaving.x, leaving.y);
+          return this.deps.requests.updateJob(job, { details: { ...job.details, phase: 'carrying', reason: `bot ${bot} carries ${job.carrier_id}` } });
+        });
+      }
     }
     if (!job.target) {
       const placed = await this.waitForPort(job);
@@ -358,7 +380,10 @@ export class LevelDispatcher {
       job = placed;
     }
     const target = job.target!;
-    const then: Arrival = job.carrier_id && CARRIER_JOBS.has(job.type) ? 'lower'
+    // A retrieved carrier stays up on its bot at the balcony position: the same bot takes it
+    // home once the person is done (no lowering, no second bot coming to lift it again).
+    const then: Arrival = job.type === 'RETRIEVING' && this.level.kindAt(target.x, target.y) === 'port' ? 'hold'
+      : job.carrier_id && CARRIER_JOBS.has(job.type) ? 'lower'
       : job.type === 'CHARGING' ? 'charge' : job.type === 'UNCHARGING' ? 'uncharge'
         : job.type === 'WRITE_RFID_TAG' ? 'rfid_write' : job.type === 'CHECK_RFID_TAG' ? 'rfid_check' : 'none';
     const arrived = await motion.go(bot, { x: target.x, y: target.y, then });

@@ -5,8 +5,12 @@
  * business of the implementation behind this interface.
  */
 
-/** What a bot does once it stands on its goal cell. */
-export type Arrival = 'none' | 'lift' | 'lower' | 'charge' | 'uncharge' | 'rfid_write' | 'rfid_check';
+/**
+ * What a bot does once it stands on its goal cell. `hold`: it stays there with what it carries,
+ * an obstacle the others go round, until its next goal (a carrier held up at a balcony
+ * position while a person works on it).
+ */
+export type Arrival = 'none' | 'hold' | 'lift' | 'lower' | 'charge' | 'uncharge' | 'rfid_write' | 'rfid_check';
 
 export interface MotionGoal {
   x: number;

@@ -104,7 +104,7 @@ export class PlannedMotion implements LevelMotion {
     return new Promise((resolve) => {
       r.goal = { goal, resolve };
       const act = goal.then === 'lift' ? 'lift' : goal.then === 'lower' ? 'lower' : 'none';
-      // Work at the goal (charging, tags) must not be interrupted by a push.
+      // Work at the goal (charging, tags, a carrier held at a balcony) must not be interrupted by a push.
       const stay = act === 'none' && goal.then !== 'none';
       this.o.planner.setGoal(botId, { cell: goal.y * this.o.level.width + goal.x, act, stay });
     });
