@@ -1,11 +1,12 @@
 // Settings over the real API: the registry, resolution, validation, custom keys, required
-// roles, restart-pending values, live effect on auth, and the versions and events they move.
+// roles over HTTP, restart-pending values, live effect on auth and the brain's listener, and the
+// versions and events they move.
 import t from 'tap';
 import { decodeJwt } from 'jose';
 import { startAdminApp, type AdminApp, type Bootstrap } from './helpers/app.js';
 import { Client, type Answer } from './helpers/client.js';
 import type { Caller } from '../src/domain/auth/caller.js';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Store } from '../src/store/store.js';
@@ -165,4 +166,78 @@ t.test('a listener told of a setting change reads the new value (the brain is to
   await settings.update(top, null, { 'brain.chargeBelowPercent': 35, 'brain.faultClearSeconds': 0 }, []);
   await settings.reset(top, 'picking.external.enabled');
   t.same(seen, [[true, 20, 10], [true, 35, 0], [true, 35, 0], [false, 35, 0]]);
+});
+
+t.test('GET /settings/{key}: a known key, a custom one, an unknown one', async (t) => {
+  let r = await send('GET', '/api/v2/settings/events.retentionDays');
+  t.equal(r.status, 200);
+  t.match(r.json, { key: 'events.retentionDays', default_value_json: 30, required_role: ['admin'], restart_required: false, user_idx: null, created_at_utc: String });
+  t.match(r.json.id, /^[0-9a-f-]{36}$/);
+  t.equal((await send('GET', '/api/v2/settings/events.retentionDays')).json.id, r.json.id, 'a stable id before any value is stored');
+  r = await send('GET', '/api/v2/settings/wms.pollSeconds');
+  t.match(r.json, { key: 'wms.pollSeconds', default_value_json: 60, required_role: ['operator'] });
+  r = await send('GET', '/api/v2/settings/no.such.setting');
+  t.equal(r.status, 404);
+  t.match(r.json, { code: String, detail: /no\.such\.setting does not exist/ });
+});
+
+t.test('POST /settings refuses a user setting, as PATCH /settings/system does', async (t) => {
+  const r = await send('POST', '/api/v2/settings', { key: 'ui.locale', value_json: 'de' });
+  t.equal(r.status, 422);
+  t.same(locs(r), ['body.key']);
+  t.match(r.json.detail[0].msg, /user setting/);
+  t.equal((await item('ui.locale')).value_json, null, 'no system value stored');
+});
+
+/** A user whose role has `permissions` at authority 40 (below Admin's 80), logged in over the API. */
+async function lowerUser(permissions: string[]): Promise<{ client: Client; id: number }> {
+  const role = await send('POST', '/api/v2/auth/roles', { name: `Clerk ${Math.random()}`, authority_level: 40, permissions });
+  if (role.status !== 201) throw new Error(role.text);
+  const email = `clerk${Math.random().toString(36).slice(2)}@example.com`;
+  const created = await send('POST', '/api/v2/auth/create_account', { username: email.split('@')[0], email, role_id: role.json.id });
+  if (created.status !== 201) throw new Error(created.text);
+  const dir = path.join(a.stateDir, 'password-resets');
+  const code = readdirSync(dir).map((f) => JSON.parse(readFileSync(path.join(dir, f), 'utf8'))).find((e) => e.email === email).code;
+  const password = 'Correct-Horse-42';
+  const anonymous = new Client(a.app.port, readFileSync(a.app.tls.certFile));
+  t.teardown(() => anonymous.close());
+  if ((await anonymous.request('/api/v2/auth/reset_password', { method: 'POST', json: { email, new_password: password, otp: code } })).status !== 200) throw new Error('reset failed');
+  const login = await anonymous.request('/api/v2/auth/login', { method: 'POST', json: { email, password } });
+  const client = new Client(a.app.port, readFileSync(a.app.tls.certFile), login.json.access_token);
+  t.teardown(() => client.close());
+  return { client, id: created.json.id };
+}
+
+t.test('required roles over HTTP: a lower-authority user neither reads nor writes admin settings', async (t) => {
+  const { client } = await lowerUser(['settings:view', 'settings:update']);
+  const as = (method: string, p: string, json?: unknown) => client.request(p, { method, ...(json === undefined ? {} : { json }) });
+  const system = await as('GET', '/api/v2/settings/system');
+  t.equal(system.status, 200);
+  t.ok('api.jobs.showCreated' in system.json.settings, 'open settings are shown');
+  t.notOk('auth.accessTokenMinutes' in system.json.settings, 'admin settings are not');
+  t.equal((await as('GET', '/api/v2/settings/auth.accessTokenMinutes')).status, 403);
+  let r = await as('PATCH', '/api/v2/settings/system', { updates: { 'api.jobs.showCreated': true, 'events.retentionDays': 3 } });
+  t.equal(r.status, 403, 'one admin setting refuses the whole update');
+  t.match(r.json.detail, /events\.retentionDays/);
+  r = await as('POST', '/api/v2/settings', { key: 'brain.chargeBelowPercent', value_json: 50 });
+  t.equal(r.status, 403);
+  t.equal((await as('PATCH', '/api/v2/settings/picking.external.enabled', { value_json: true })).status, 403);
+  t.equal(a.app.settings.value('events.retentionDays'), 30, 'nothing changed');
+  t.equal(a.app.settings.value('api.jobs.showCreated'), false);
+  t.equal((await as('PATCH', '/api/v2/settings/system', { updates: { 'api.jobs.showCreated': true } })).status, 200, 'open settings may be changed');
+  t.equal(a.app.settings.value('api.jobs.showCreated'), true);
+  await send('DELETE', '/api/v2/settings/api.jobs.showCreated');
+});
+
+t.test("another user's settings need settings:update_users to change", async (t) => {
+  const plain = await lowerUser(['settings:view']);
+  const manager = await lowerUser(['settings:view', 'settings:update_users']);
+  const patch = (c: Client, idx: number, locale: string) => c.request(`/api/v2/settings/users/${idx}`, { method: 'PATCH', json: { updates: { 'ui.locale': locale } } });
+  t.equal((await patch(plain.client, plain.id, 'fr')).status, 200, 'own settings need no permission');
+  const refused = await patch(plain.client, manager.id, 'it');
+  t.equal(refused.status, 403);
+  t.match(refused.json.detail, /settings:update_users/);
+  t.equal((await plain.client.request(`/api/v2/settings/users/${manager.id}`)).json.settings['ui.locale'], 'en', 'unchanged, and readable with settings:view');
+  t.equal((await patch(manager.client, plain.id, 'nl')).status, 200);
+  t.equal((await plain.client.request(`/api/v2/settings/users/${plain.id}`)).json.settings['ui.locale'], 'nl');
 });

@@ -153,6 +153,8 @@ export class Settings {
   /** POST /settings: creates or updates a setting; known keys take only a valid value. */
   async upsert(caller: Caller, input: CustomSettingInput): Promise<void> {
     const def = this.defs.get(input.key);
+    // As PATCH /settings/system and /settings/{key}: a user setting is only stored per user.
+    if (def?.scope === 'user') throw ValidationError.of(['body', 'key'], `${input.key} is a user setting; use PATCH /api/v2/settings/users/{user_idx}`, 'value_error');
     if (def) {
       const issues: ValidationIssue[] = [];
       for (const field of ['default_value_json', 'required_role', 'restart_required'] as const) {
