@@ -6,7 +6,11 @@ import { parseSearch } from './search.js';
 
 const OPS = new Set<FilterOp>(['eq', 'gte', 'lte', 'ilike', 'in']);
 
-/** Parses the list parameters of a request; unknown parameters are ignored. */
+/**
+ * Parses the list parameters of a request. A parameter shaped like a filter (`field__op`) that
+ * the list does not have is refused, never ignored: an integration that mistyped a filter
+ * would otherwise read the unfiltered list as its answer. Other unknown parameters are ignored.
+ */
 export function parseListQuery<T>(table: FieldTable<T>, params: Record<string, unknown>, options: ListOptions): ListQuery {
   const issues: ValidationIssue[] = [];
   const filters: Filter[] = [];
@@ -16,7 +20,10 @@ export function parseListQuery<T>(table: FieldTable<T>, params: Record<string, u
     const name = param.slice(0, sep);
     const op = param.slice(sep + 2) as FilterOp;
     const field = table[name];
-    if (!field || !OPS.has(op) || !field.filters?.includes(op)) continue;
+    if (!field || !OPS.has(op) || !field.filters?.includes(op)) {
+      issues.push({ loc: ['query', param], msg: unknownFilter(table, name, op), type: 'value_error' });
+      continue;
+    }
     try {
       const list = op === 'in' ? (Array.isArray(raw) ? raw : [raw]) : [Array.isArray(raw) ? raw[raw.length - 1] : raw];
       const values = list.map((v) => (op === 'eq' && field.none && v === 'none' ? null : convert(v, op === 'ilike' ? 'string' : field.type, paramType(field, op), options.timeZone)));
@@ -51,6 +58,14 @@ export function parseListQuery<T>(table: FieldTable<T>, params: Record<string, u
 
   if (issues.length > 0) throw new ValidationError(issues);
   return { filters, search, sort, page, size };
+}
+
+/** Why `name__op` is no filter of this list, and what is. */
+function unknownFilter<T>(table: FieldTable<T>, name: string, op: string): string {
+  const field = table[name];
+  if (field?.filters?.length) return `${name} has no ${op} filter; its filters: ${field.filters.map((f) => `${name}__${f}`).join(', ')}`;
+  const filterable = Object.keys(table).filter((n) => table[n]!.filters?.length);
+  return `Unknown filter ${name}__${op}; this list filters by: ${filterable.join(', ')}`;
 }
 
 function parseSort<T>(text: string, table: FieldTable<T>): SortKey[] {
