@@ -157,6 +157,8 @@ async function runSite(name: string): Promise<void> {
     const ex = (await c.get('/api/v2/jobs?status__eq=EXECUTING&size=1000')).json.items as Job[];
     console.log('executing:', JSON.stringify(ex.map((j) => [j.type, j.bot_id, j.balcony_id, j.details.waiting_for, j.details.reason])));
     console.log('bots:', JSON.stringify((await c.get('/api/v2/bots')).json));
+    const open = (await c.get('/api/v2/jobs?status__in=ACCEPTED&status__in=CANCELLING&size=1000')).json.items as Job[];
+    console.log('accepted:', JSON.stringify(open.map((j) => [j.type, j.status, j.bot_id, j.details.waiting_for, j.details.reason])));
   }
   const done = (await c.get('/api/v2/requests?status__eq=SUCCEEDED&type__eq=FULFILLMENT&size=1000')).json.items as { id: string; updated_at_utc: string }[];
   for (const r of done) {
