@@ -129,4 +129,15 @@ t.test('skus filters of deletion, derived figures and empty action', async (t) =
   await selects(t, list, 'replenishable__ilike=13', (s) => String(s.replenishable).includes('13'));
   await selects(t, list, 'carrier_utilization__ilike=0.6', (s) => String(s.carrier_utilization).includes('0.6'));
   await selects(t, list, 'on_empty_sku_action__in=DO_NOTHING', (s) => s.on_empty_sku_action === 'DO_NOTHING');
+
+  // measurement_unit__in is counted from the view's SKU facts: totals follow creates and patches.
+  const all: Row[] = (await get(`${list}?size=500`)).items;
+  const count = (units: string[]) => all.filter((s) => units.includes(s.measurement_unit)).length;
+  for (const units of [['PIECE'], ['PACK', 'METER'], ['LITER']]) {
+    const page = await get(`${list}?size=1&${units.map((u) => `measurement_unit__in=${u}`).join('&')}`);
+    t.equal(page.total, count(units), `total of ${units}`);
+  }
+  t.equal((await send('PATCH', '/api/v2/sku/KEEP', { measurement_unit: 'LITER' })).status, 200);
+  t.equal((await get(`${list}?size=1&measurement_unit__in=LITER`)).total, 1, 'a patched unit counts under its new unit');
+  t.equal((await get(`${list}?size=1&measurement_unit__in=PIECE`)).total, count(['PIECE']) - 1, 'and no longer under the old one');
 });
