@@ -130,7 +130,7 @@ t.test('skus filters of deletion, derived figures and empty action', async (t) =
   await selects(t, list, 'carrier_utilization__ilike=0.6', (s) => String(s.carrier_utilization).includes('0.6'));
   await selects(t, list, 'on_empty_sku_action__in=DO_NOTHING', (s) => s.on_empty_sku_action === 'DO_NOTHING');
 
-  // measurement_unit__in is counted from the view's SKU facts: totals follow creates and patches.
+  // Totals of measurement_unit__in (counted, not read) follow creates and patches.
   const all: Row[] = (await get(`${list}?size=500`)).items;
   const count = (units: string[]) => all.filter((s) => units.includes(s.measurement_unit)).length;
   for (const units of [['PIECE'], ['PACK', 'METER'], ['LITER']]) {

@@ -84,11 +84,6 @@ export class InventoryView implements ListSource<InventoryRow> {
   private readonly carrierOn = new Map<string, string>();
   /** One slot per SKU id ever seen, so that rows keep a reference and never look up by id. */
   private readonly skuSlots = new Map<string, SkuSlot>();
-  /**
-   * SKUs per measurement unit, deleted ones included, kept with the slots: the SKU list
-   * counts `measurement_unit__in` here, as counting the store's index range reads every key.
-   */
-  private readonly unitCounts = new Map<string, number>();
   private readonly etas = new Map<number, LevelEta>();
   private readonly boxHeight = new Map<number, number>();
   /** Every row by eta (missing last), ties by seq; not kept during build, which loads it at the end. */
@@ -120,7 +115,7 @@ export class InventoryView implements ListSource<InventoryRow> {
   }
 
   private buildRows(): void {
-    for (const sku of this.store.collection(skus).scan()) this.setFacts(this.slot(sku.id), factsOf(sku));
+    for (const sku of this.store.collection(skus).scan()) this.slot(sku.id).facts = factsOf(sku);
     const byCarrier = new Map<string, BoxRecord[]>();
     for (const box of this.store.collection(boxes).scan()) {
       let list = byCarrier.get(box.carrier_id);
@@ -166,14 +161,9 @@ export class InventoryView implements ListSource<InventoryRow> {
     const facts = sku ? factsOf(sku) : undefined;
     const slot = this.slot(id);
     if (sameFacts(slot.facts, facts)) return;
-    this.setFacts(slot, facts);
+    slot.facts = facts;
     // The rows show the facts: each becomes a new object, as for any other change.
     for (const row of [...(this.bySku.get(id) ?? [])]) this.replace(row, { ...row });
-  }
-
-  /** Number of SKUs (deleted ones too) with this measurement unit, as the store holds them. */
-  skusWithUnit(unit: string): number {
-    return this.unitCounts.get(unit) ?? 0;
   }
 
   searchText(row: InventoryRow, compute: (row: InventoryRow) => string): string {
@@ -231,13 +221,6 @@ export class InventoryView implements ListSource<InventoryRow> {
   }
 
   // ------------------------------------------------------------------ row upkeep
-
-  private setFacts(slot: SkuSlot, facts: SkuFacts | undefined): void {
-    const before = slot.facts?.measurement_unit;
-    if (before !== undefined) this.unitCounts.set(before, this.unitCounts.get(before)! - 1);
-    if (facts !== undefined) this.unitCounts.set(facts.measurement_unit, (this.unitCounts.get(facts.measurement_unit) ?? 0) + 1);
-    slot.facts = facts;
-  }
 
   private slot(id: string): SkuSlot {
     let slot = this.skuSlots.get(id);
