@@ -130,7 +130,7 @@ t.test('skus filters of deletion, derived figures and empty action', async (t) =
   await selects(t, list, 'carrier_utilization__ilike=0.6', (s) => String(s.carrier_utilization).includes('0.6'));
   await selects(t, list, 'on_empty_sku_action__in=DO_NOTHING', (s) => s.on_empty_sku_action === 'DO_NOTHING');
 
-  // Totals of measurement_unit__in (counted, not read) follow creates and patches.
+  // measurement_unit__in goes through the view's SKU ids per unit: pages and totals follow patches.
   const all: Row[] = (await get(`${list}?size=500`)).items;
   const count = (units: string[]) => all.filter((s) => units.includes(s.measurement_unit)).length;
   for (const units of [['PIECE'], ['PACK', 'METER'], ['LITER']]) {
@@ -140,4 +140,5 @@ t.test('skus filters of deletion, derived figures and empty action', async (t) =
   t.equal((await send('PATCH', '/api/v2/sku/KEEP', { measurement_unit: 'LITER' })).status, 200);
   t.equal((await get(`${list}?size=1&measurement_unit__in=LITER`)).total, 1, 'a patched unit counts under its new unit');
   t.equal((await get(`${list}?size=1&measurement_unit__in=PIECE`)).total, count(['PIECE']) - 1, 'and no longer under the old one');
+  t.same((await get(`${list}?measurement_unit__in=LITER&measurement_unit__in=PACK`)).items.map((s: Row) => s.id), ['KEEP', 'B'], 'per unit asked, each in id order');
 });

@@ -18,7 +18,7 @@ import { inventoryFields } from '../src/http/routes/inventory.js';
 import { boxes, carriers, INVENTORY_COLLECTIONS, skus, type BoxRecord } from '../src/domain/inventory/records.js';
 import { overlaps, sectionCount } from '../src/domain/inventory/section-code.js';
 import { buildSite, type Site, type SiteLevel } from '../src/domain/site/load.js';
-import type { SiteLayout } from '../src/domain/site/layout.js';
+import { MEASUREMENT_UNITS, type SiteLayout } from '../src/domain/site/layout.js';
 import { smallSite } from './fixtures/small-site.js';
 
 interface World {
@@ -88,6 +88,12 @@ function broken(w: World): string[] {
     }
     if (sku.total_positive_inventory_bookings + sku.total_negative_inventory_bookings !== sku.total_quantity) out.push(`SKU ${sku.id} bookings do not add up`);
     if (sku.deleted_at !== null && sku.load_count > 0) out.push(`deleted SKU ${sku.id} holds loads`);
+  }
+
+  // The SKU list finds and counts measurement_unit__in through the view: it must match the store.
+  for (const unit of MEASUREMENT_UNITS) {
+    const ids = [...w.store.collection(skus).scan()].filter((s) => s.measurement_unit === unit).map((s) => s.id);
+    if (JSON.stringify(w.view.skuIdsWithUnit(unit)) !== JSON.stringify(ids)) out.push(`view lists SKUs ${w.view.skuIdsWithUnit(unit)} of ${unit}, the store ${ids}`);
   }
 
   // The view: one row per box, one per empty storage space, and nothing else.
@@ -221,10 +227,10 @@ const op: fc.Arbitrary<Op> = fc.oneof(
     name: `move ${c} ${pick}`, run: (_inv: Inventory, w: World) => moveCarrier(w, c, pick),
   })),
   fc.tuple(skuId, fc.option(fc.dictionary(fc.constantFrom('1', '1/2', '1/4', '1/8', '3/32'), fc.integer({ min: 1, max: 12 })), { nil: undefined })).map(([id, caps]) => ({
-    name: `createSku ${id}`, run: (inv: Inventory) => inv.createSku(id, { name: `SKU ${id}`, allowed_box_size_capacities: caps ?? null }),
+    name: `createSku ${id}`, run: (inv: Inventory) => inv.createSku(id, { name: `SKU ${id}`, measurement_unit: caps ? 'PACK' : 'PIECE', allowed_box_size_capacities: caps ?? null }),
   })),
   fc.tuple(skuId, fc.dictionary(fc.constantFrom('1', '1/2', '1/4', '1/8', '3/32'), fc.integer({ min: 1, max: 12 }))).map(([id, caps]) => ({
-    name: `patchSku ${id} ${JSON.stringify(caps)}`, run: (inv: Inventory) => inv.patchSku(id, { allowed_box_size_capacities: caps, name: 'renamed' }),
+    name: `patchSku ${id} ${JSON.stringify(caps)}`, run: (inv: Inventory) => inv.patchSku(id, { allowed_box_size_capacities: caps, name: 'renamed', measurement_unit: Object.keys(caps).length % 2 ? 'METER' : 'PAIR' }),
   })),
   skuId.map((id) => ({ name: `deleteSku ${id}`, run: (inv: Inventory) => inv.deleteSku(id) })),
   fc.tuple(carrierId, code).map(([c, k]) => ({ name: `createBox ${c} ${k}`, run: (inv: Inventory) => inv.createBox(c, k) })),

@@ -84,6 +84,11 @@ export class InventoryView implements ListSource<InventoryRow> {
   private readonly carrierOn = new Map<string, string>();
   /** One slot per SKU id ever seen, so that rows keep a reference and never look up by id. */
   private readonly skuSlots = new Map<string, SkuSlot>();
+  /**
+   * SKU ids per measurement unit (deleted SKUs too), kept with the slots: the SKU list finds
+   * and counts `measurement_unit__in` here and reads only the page's records from the store.
+   */
+  private readonly skusByUnit = new Map<string, { ids: Set<string>; sorted: string[] | undefined }>();
   private readonly etas = new Map<number, LevelEta>();
   private readonly boxHeight = new Map<number, number>();
   /** Every row by eta (missing last), ties by seq; not kept during build, which loads it at the end. */
@@ -115,7 +120,7 @@ export class InventoryView implements ListSource<InventoryRow> {
   }
 
   private buildRows(): void {
-    for (const sku of this.store.collection(skus).scan()) this.slot(sku.id).facts = factsOf(sku);
+    for (const sku of this.store.collection(skus).scan()) this.setFacts(sku.id, factsOf(sku));
     const byCarrier = new Map<string, BoxRecord[]>();
     for (const box of this.store.collection(boxes).scan()) {
       let list = byCarrier.get(box.carrier_id);
@@ -161,9 +166,17 @@ export class InventoryView implements ListSource<InventoryRow> {
     const facts = sku ? factsOf(sku) : undefined;
     const slot = this.slot(id);
     if (sameFacts(slot.facts, facts)) return;
-    slot.facts = facts;
+    this.setFacts(id, facts);
     // The rows show the facts: each becomes a new object, as for any other change.
     for (const row of [...(this.bySku.get(id) ?? [])]) this.replace(row, { ...row });
+  }
+
+  /** Ids of the SKUs (deleted ones too) with this measurement unit, in id order. */
+  skuIdsWithUnit(unit: string): readonly string[] {
+    const entry = this.skusByUnit.get(unit);
+    if (!entry) return [];
+    entry.sorted ??= [...entry.ids].sort();
+    return entry.sorted;
   }
 
   searchText(row: InventoryRow, compute: (row: InventoryRow) => string): string {
@@ -221,6 +234,23 @@ export class InventoryView implements ListSource<InventoryRow> {
   }
 
   // ------------------------------------------------------------------ row upkeep
+
+  private setFacts(id: string, facts: SkuFacts | undefined): void {
+    const slot = this.slot(id);
+    const before = slot.facts?.measurement_unit;
+    if (before !== undefined && before !== facts?.measurement_unit) {
+      const entry = this.skusByUnit.get(before)!;
+      entry.ids.delete(id);
+      entry.sorted = undefined;
+    }
+    if (facts !== undefined && before !== facts.measurement_unit) {
+      let entry = this.skusByUnit.get(facts.measurement_unit);
+      if (!entry) this.skusByUnit.set(facts.measurement_unit, (entry = { ids: new Set(), sorted: undefined }));
+      entry.ids.add(id);
+      entry.sorted = undefined;
+    }
+    slot.facts = facts;
+  }
 
   private slot(id: string): SkuSlot {
     let slot = this.skuSlots.get(id);
