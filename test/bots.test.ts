@@ -1,19 +1,14 @@
 // The daemon with its radio lines on: the simulator over real pseudo-terminals, the native
 // link, bots from live telemetry and balcony LED sequences acknowledged by their controllers.
 import t from 'tap';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { startAdminApp, type AdminApp } from './helpers/app.js';
-import { smallSite } from './fixtures/small-site.js';
+import { smallSite, writeSite } from './fixtures/small-site.js';
 import { FAULT_FLAGS } from '../src/sim/fault-table.js';
 
 let a: AdminApp;
 
 t.before(async () => {
-  const siteFile = path.join(mkdtempSync(path.join(tmpdir(), 'wh-site-')), 'site.json');
-  writeFileSync(siteFile, JSON.stringify(smallSite()));
-  a = await startAdminApp({ WAREHOUSE_SITE: siteFile, WAREHOUSE_LINKS: 'on' });
+  a = await startAdminApp({ WAREHOUSE_SITE: writeSite(smallSite()), WAREHOUSE_LINKS: 'on' });
 });
 t.teardown(() => a.close());
 

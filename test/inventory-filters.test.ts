@@ -3,12 +3,11 @@
 // filter exercised over HTTP on the small site with a result that would differ if the filter
 // were ignored (each is compared with the same filter applied to the full list by hand).
 import t from 'tap';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { Client } from './helpers/client.js';
-import { smallSite } from './fixtures/small-site.js';
+import { bufferedSmallSite, writeSite } from './fixtures/small-site.js';
 import { inventoryFields, SKU_FIELDS } from '../src/http/routes/inventory.js';
 
 /** Spec 4.6, every query parameter of GET /api/v2/inventory_view. */
@@ -43,11 +42,7 @@ let a: TestApp;
 let c: Client;
 
 t.before(async () => {
-  const siteFile = path.join(mkdtempSync(path.join(tmpdir(), 'wh-site-')), 'site.json');
-  const layout = smallSite();
-  layout.levels[0]!.rows[0] = '#PP##B##';
-  writeFileSync(siteFile, JSON.stringify(layout));
-  a = await startTestApp({ WAREHOUSE_SITE: siteFile });
+  a = await startTestApp({ WAREHOUSE_SITE: writeSite(bufferedSmallSite()) });
   const boot = JSON.parse(readFileSync(path.join(a.stateDir, 'bootstrap-admin.json'), 'utf8'));
   c = new Client(a.app.port, readFileSync(a.app.tls.certFile), boot.api_key);
 });

@@ -1,15 +1,13 @@
 // Levels, balconies, SKUs, boxes, loads and the inventory view over the real API, on a small
 // site file: every endpoint, its computed fields, and bad input of every kind.
 import t from 'tap';
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { startApp, type App } from '../src/app.js';
 import { memoryLogger } from './helpers/server.js';
 import path from 'node:path';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { Client, multipart, type Answer } from './helpers/client.js';
-import { smallSite } from './fixtures/small-site.js';
+import { bufferedSmallSite, smallSite, writeSite } from './fixtures/small-site.js';
 
 let a: TestApp;
 /** The running app: the restart test replaces it. */
@@ -20,12 +18,7 @@ const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a
 const JPEG = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), Buffer.alloc(64, 3)]);
 
 t.before(async () => {
-  const siteFile = path.join(mkdtempSync(path.join(tmpdir(), 'wh-site-')), 'site.json');
-  // A buffer at (5, 0): where the brain sets aside carriers standing in front of the one it fetches.
-  const layout = smallSite();
-  layout.levels[0]!.rows[0] = '#PP##B##';
-  writeFileSync(siteFile, JSON.stringify(layout));
-  a = await startTestApp({ WAREHOUSE_SITE: siteFile });
+  a = await startTestApp({ WAREHOUSE_SITE: writeSite(bufferedSmallSite()) });
   app = a.app;
   a.client.close();
   const boot = JSON.parse(readFileSync(path.join(a.stateDir, 'bootstrap-admin.json'), 'utf8'));

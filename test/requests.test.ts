@@ -3,21 +3,16 @@
 // resume, the storage status, restart_brain and cancel_all. Bot motion is not involved here:
 // jobs that need a bot must say so in their details.
 import t from 'tap';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { startAdminApp, type AdminApp } from './helpers/app.js';
 import type { Answer } from './helpers/client.js';
 import { until } from './helpers/until.js';
-import { smallSite } from './fixtures/small-site.js';
+import { smallSite, writeSite } from './fixtures/small-site.js';
 import { carriers } from '../src/domain/inventory/records.js';
 
 let a: AdminApp;
 
 t.before(async () => {
-  const siteFile = path.join(mkdtempSync(path.join(tmpdir(), 'wh-site-')), 'site.json');
-  writeFileSync(siteFile, JSON.stringify(smallSite()));
-  a = await startAdminApp({ WAREHOUSE_SITE: siteFile });
+  a = await startAdminApp({ WAREHOUSE_SITE: writeSite(smallSite()) });
 });
 t.teardown(() => a.close());
 // A failing flow shows what the app logged at error and above (the brain thread's lines too).
