@@ -8,6 +8,7 @@
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { parentPort, workerData } from 'node:worker_threads';
+import { BOT_MOTION, liftSteps, PLAN_STEP_MS } from '../domain/site/motion-figures.js';
 import { ALL_COLLECTIONS } from '../domain/collections.js';
 import { Events } from '../domain/events/events.js';
 import { Inventory } from '../domain/inventory/inventory.js';
@@ -53,18 +54,18 @@ const requests = new Requests({
 });
 requests.onChange((ids) => post({ type: 'committed', carriers: [], skus: [], requests: [...ids] }));
 // One planner thread and motion per level with a radio line. The bots' figures are the
-// simulator's (src/sim/figures.ts: 250 ms a cell, 400 ms a quarter turn, 1.2 s a lift),
+// site's one table (src/domain/site/motion-figures.ts, which the simulator plays too),
 // shortened by WAREHOUSE_SIM_SPEED on simulated levels.
 const motion = new Map<number, LevelMotion>();
 if (init.links) {
   for (const level of site.levels) {
     const speed = level.serial_device === 'sim' ? init.config.sim_speed : 1;
-    const stepMs = Math.round(400 / speed);
-    const liftSteps = Math.ceil(1200 / speed / stepMs) + 1;
+    const stepMs = Math.round(PLAN_STEP_MS / speed);
+    const lift = liftSteps(stepMs, BOT_MOTION.liftMs / speed);
     const occupied = (x: number, y: number) => store.collection(carriers).findOne('position', positionKey(level.id, x, y)) !== undefined;
-    const planner = createLevelPlanner({ grid: levelGrid(level, occupied), durations: { forward: 1, turn: 1, lift: liftSteps, lower: liftSteps }, seed: level.id });
+    const planner = createLevelPlanner({ grid: levelGrid(level, occupied), durations: { forward: 1, turn: 1, lift, lower: lift }, seed: level.id });
     motion.set(level.id, new PlannedMotion({
-      level, planner, radio, logger: logger.child({ level_id: level.id }), stepMs, turnMs: Math.round(400 / speed),
+      level, planner, radio, logger: logger.child({ level_id: level.id }), stepMs, turnMs: Math.round(BOT_MOTION.turnMs / speed),
       faultClearMs: () => settings.faultClearSeconds * 1000,
       botIds: () => [...store.collection(botRecords).scan()].filter((b) => b.level_id === level.id).map((b) => b.id),
       occupied,

@@ -16,7 +16,7 @@ export const BOT_MOTION = {
 export const PLAN_STEP_MS = 400;
 
 /** Plan steps a lift (or a lowering) takes: its time rounded up to whole steps, plus one to settle. */
-export function liftSteps(stepMs = PLAN_STEP_MS, liftMs = BOT_MOTION.liftMs): number {
+export function liftSteps(stepMs: number = PLAN_STEP_MS, liftMs: number = BOT_MOTION.liftMs): number {
   return Math.ceil(liftMs / stepMs) + 1;
 }
 
