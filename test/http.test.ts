@@ -279,7 +279,7 @@ t.test('bad input: the documented error, logged as a request, never as an unhand
   t.equal((await s.client.get('/api/v2/rows')).status, 200, 'the server is healthy after them');
 });
 
-t.test('the logger redacts secrets, at the top level and one level down', async (t) => {
+t.test('the logger redacts secrets, at the top level and two levels down', async (t) => {
   const lines: any[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, done) {
@@ -291,8 +291,10 @@ t.test('the logger redacts secrets, at the top level and one level down', async 
   const secrets = { password: 'pw-1', token: 'tok-2', api_key: 'key-3', authorization: 'Bearer abc', access_token: 'at-4', refresh_token: 'rt-5', secret: 's-6', otp: '123456' };
   log.info({ ...secrets, user: 'ann', body: { ...secrets, email: 'ann@example.com' }, headers: { authorization: 'Basic xyz', 'user-agent': 'curl' } }, 'login');
   log.child({ req_id: 'r1' }).warn({ req: { new_password: 'np-7', old_password: 'op-8', key_pem: '-----BEGIN' } }, 'change');
-  await until('both lines', async () => lines.length === 2);
-  const [first, second] = lines;
+  log.info({ body: { user: { email: 'bo@example.com', password: 'pw-deep' } } }, 'nested');
+  await until('the three lines', async () => lines.length === 3);
+  const [first, second, third] = lines;
+  t.same(third.body.user, { email: 'bo@example.com', password: '[redacted]' }, 'two levels down');
   for (const key of Object.keys(secrets)) {
     t.equal(first[key], '[redacted]', key);
     t.equal(first.body[key], '[redacted]', `body.${key}`);
@@ -301,7 +303,7 @@ t.test('the logger redacts secrets, at the top level and one level down', async 
   t.same({ user: first.user, email: first.body.email, agent: first.headers['user-agent'] }, { user: 'ann', email: 'ann@example.com', agent: 'curl' }, 'other fields kept');
   t.same(second.req, { new_password: '[redacted]', old_password: '[redacted]', key_pem: '[redacted]' });
   const text = JSON.stringify(lines);
-  for (const value of [...Object.values(secrets), 'Basic xyz', 'np-7', 'op-8', 'BEGIN']) t.notOk(text.includes(value), `${value} appears nowhere`);
+  for (const value of [...Object.values(secrets), 'Basic xyz', 'np-7', 'op-8', 'BEGIN', 'pw-deep']) t.notOk(text.includes(value), `${value} appears nowhere`);
   t.ok(REDACTED_PATHS.includes('*.password'));
 });
 

@@ -7,13 +7,11 @@ import type { LogTail } from './tail.js';
 
 export type { Logger };
 
-/** Paths whose values never reach a log line. */
-export const REDACTED_PATHS = [
-  'password', '*.password', 'new_password', '*.new_password', 'old_password', '*.old_password',
-  'otp', '*.otp', 'api_key', '*.api_key', 'token', '*.token', 'access_token', '*.access_token',
-  'refresh_token', '*.refresh_token', 'authorization', '*.authorization', 'headers.authorization',
-  '*.headers.authorization', 'secret', '*.secret', 'key_pem', '*.key_pem',
-];
+/** Names of fields whose values never reach a log line. */
+const SECRET_FIELDS = ['password', 'new_password', 'old_password', 'otp', 'api_key', 'token', 'access_token', 'refresh_token', 'authorization', 'secret', 'key_pem'];
+
+/** Paths whose values never reach a log line: a secret field at the top and up to two levels down (`{ body: { user: { password } } }`). */
+export const REDACTED_PATHS = SECRET_FIELDS.flatMap((f) => [f, `*.${f}`, `*.*.${f}`]);
 
 /** Creates the daemon's root logger; with `tail`, recent lines are also kept in memory. */
 export function createLogger(level: string, destination?: DestinationStream, tail?: LogTail): Logger {
