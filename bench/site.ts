@@ -26,6 +26,9 @@ import { generateSite } from '../src/domain/site/generate.js';
 import { createLogger } from '../src/log/logger.js';
 import { Client } from '../test/helpers/client.js';
 
+/** The app's log level (BENCH_SITE_LOG=info shows stalls and refusals of the planners). */
+const LOG_LEVEL = process.env.BENCH_SITE_LOG ?? 'warn';
+
 const { values: args } = parseArgs({
   options: {
     sites: { type: 'string', default: 'demo,large' },
@@ -62,8 +65,8 @@ async function runSite(name: string): Promise<void> {
       carrierFill: 0.7, boxesPerCarrier: 3, skus: 300, seed: 5,
     })));
   }
-  const config = loadConfig({ WAREHOUSE_STATE_DIR: stateDir, WAREHOUSE_PORT: '0', WAREHOUSE_SITE: sitePath, WAREHOUSE_SIM_SPEED: String(speed), WAREHOUSE_LOG_LEVEL: 'warn' });
-  const app: App = await startApp(config, createLogger('warn'));
+  const config = loadConfig({ WAREHOUSE_STATE_DIR: stateDir, WAREHOUSE_PORT: '0', WAREHOUSE_SITE: sitePath, WAREHOUSE_SIM_SPEED: String(speed), WAREHOUSE_LOG_LEVEL: LOG_LEVEL });
+  const app: App = await startApp(config, createLogger(LOG_LEVEL));
   const key = JSON.parse(readFileSync(path.join(stateDir, 'bootstrap-admin.json'), 'utf8')).api_key as string;
   const c = new Client(app.port, readFileSync(app.tls.certFile), key);
   const balconies = app.site.balconies.map((b) => b.id);

@@ -267,3 +267,31 @@ t.test('with external picking, missing quantities are warnings and a PICKING_ALE
   t.equal(entity.succeeded_quantity, 0, 'the alert is not the entity\'s PICKING work');
   await post(`/api/v2/requests/${r.json.id}/cancel`, {});
 });
+
+t.test('a carrier a running store sets down in front of another is buffered first when that one is fetched', async (t) => {
+  // C9 waits at balcony 1 for a bot to store it (the onboarding flow above). Here a bot has
+  // just taken that job to a space in front of C4, which is first moved deeper in its lane.
+  const storing = (await get('/api/v2/jobs?carrier_id__eq=C9&type__eq=STORING&status__eq=ACCEPTED')).items[0];
+  t.ok(storing, 'the onboarded carrier waits to be stored');
+  await a.app.requests.write(() => {
+    a.app.inventory.placeCarrierInWrite('C4', 1, 4, 4);
+    a.app.requests.moveJob(a.app.requests.job(storing.id), 'EXECUTING', { bot_id: 1, target: { x: 4, y: 2 } });
+  });
+  const r = await post('/api/v2/requests', { type: 'FETCH', entities: [{ carrier_id: 'C4' }] });
+  t.equal(r.status, 201, JSON.stringify(r.json));
+  const nodes = await graph(r.json.id);
+  const buffering = nodes.find((n) => n.type === 'BUFFERING');
+  t.equal(buffering?.carrier_id, 'C9', 'the carrier on its way into the lane is set aside first');
+  t.ok(nodes.find((n) => n.type === 'RETRIEVING')!.parent_job_ids.includes(buffering!.id), 'and C4 is fetched after it');
+
+  // A second onboarding at the same balcony takes the position C9 does not hold.
+  const onboard = await post('/api/v2/requests', { type: 'CARRIER_ONBOARDING', carrier_id: 'C7', balcony_id: 1 });
+  t.equal(onboard.status, 201, JSON.stringify(onboard.json));
+  const person = await until('the second onboarding to wait for its trigger', async () => {
+    const j = (await get(`/api/v2/jobs?request_id__eq=${onboard.json.id}&type__eq=ONBOARDING`)).items[0];
+    return j?.status === 'EXECUTING' ? j : undefined;
+  });
+  t.equal((await post(`/api/v2/trigger/${person.id}`, {})).status, 200);
+  t.match(a.app.store.collection(carriers).get('C7'), { level_id: 1, x: 2, y: 0 }, 'on the free position');
+  await post(`/api/v2/requests/${r.json.id}/cancel`, {});
+});

@@ -149,6 +149,8 @@ export class LevelDispatcher {
       if (claimed.has(`c:${carrier.id}`) || this.carrierInMotion(carrier.id, job.id)) return wait({ waiting_for: 'bot_motion', reason: `carrier ${carrier.id} is being moved by another job` });
       const blocked = carriersInFront(this.deps.store, this.level, carrier).map((c) => c.id);
       if (job.type === 'RETRIEVING' && blocked.length > 0) return wait({ waiting_for: 'carriers_in_front', reason: `carriers in front in its lane: ${blocked.join(', ')}` });
+      const inbound = this.inboundInFront(carrier, job.id);
+      if (inbound) return wait({ waiting_for: 'carriers_in_front', reason: `carrier ${inbound} is being set down in front of it in its lane` });
     }
     const target = this.target(job, carrier, claimed);
     if ('wait' in target) return wait(target.wait);
@@ -333,6 +335,23 @@ export class LevelDispatcher {
       if (j.id !== self && (j.status === 'EXECUTING' || j.status === 'CANCELLING') && j.target && j.target.x === c.x && j.target.y === c.y) return true;
     }
     return false;
+  }
+
+  /**
+   * A carrier a running job is bringing to a space in front of this one in its lane: a bot
+   * fetching this one now would be shut in once it is set down (loaded bots pass under no
+   * carrier). Storing avoids lanes with work, but a retrieval may start after a store chose
+   * its space and before its carrier arrives.
+   */
+  private inboundInFront(carrier: CarrierRecord, self: string): string | undefined {
+    const space = this.level.spaceAt(carrier.x, carrier.y);
+    if (!space) return undefined;
+    for (const j of this.deps.requests.openJobs(this.level.id)) {
+      if (j.id === self || !j.target || !j.carrier_id || !CARRIER_JOBS.has(j.type) || (j.status !== 'EXECUTING' && j.status !== 'CANCELLING')) continue;
+      const there = this.level.spaceAt(j.target.x, j.target.y);
+      if (there && there.lane === space.lane && there.depth < space.depth) return j.carrier_id;
+    }
+    return undefined;
   }
 
   private carrierInMotion(carrierId: string, self: string): boolean {

@@ -318,9 +318,32 @@ class PlanBuilder {
     this.worked.set(carrierId, list);
   }
 
+  /** Carriers standing, or being set down, in front of `carrier` in its lane: each must be buffered first. */
   private inFront(carrier: CarrierRecord): CarrierRecord[] {
     const level = this.ctx.site.level(carrier.level_id);
-    return level ? carriersInFront(this.ctx.store, level, carrier) : [];
+    if (!level) return [];
+    const stored = carriersInFront(this.ctx.store, level, carrier);
+    const coming = this.comingInFront(level, carrier).filter((c) => !stored.some((s) => s.id === c.id));
+    return [...stored, ...coming];
+  }
+
+  /**
+   * Carriers a running STORING job takes to a space in front of `carrier` in its lane. A
+   * carrier is booked to its space only as it is lifted: without these, a deep carrier chosen
+   * in that moment would be shut in behind one nobody moves away again.
+   */
+  private comingInFront(level: SiteLevel, carrier: CarrierRecord): CarrierRecord[] {
+    const space = level.spaceAt(carrier.x, carrier.y);
+    if (!space) return [];
+    const out: CarrierRecord[] = [];
+    for (const key of this.ctx.store.collection(jobs).keysBy('open', level.id)) {
+      const j = this.ctx.store.collection(jobs).get(key);
+      if (!j || j.type !== 'STORING' || !j.target || !j.carrier_id || (j.status !== 'EXECUTING' && j.status !== 'CANCELLING')) continue;
+      const there = level.spaceAt(j.target.x, j.target.y);
+      const coming = there && there.lane === space.lane && there.depth < space.depth ? this.ctx.store.collection(carriers).get(j.carrier_id) : undefined;
+      if (coming) out.push(coming);
+    }
+    return out;
   }
 
   private byFewestMoves<C extends { box: BoxRecord; carrier: CarrierRecord | undefined }>(list: C[]): C[] {

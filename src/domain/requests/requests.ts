@@ -11,7 +11,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import { EVENT } from '../events/catalogue.js';
 import type { Events } from '../events/events.js';
 import type { Inventory } from '../inventory/inventory.js';
-import { carriers, skus } from '../inventory/records.js';
+import { carriers, positionKey, skus } from '../inventory/records.js';
 import type { Site } from '../site/load.js';
 import { RequestAbortedError } from './abort.js';
 import type { RequestInput } from './inputs.js';
@@ -353,7 +353,9 @@ export class Requests {
       case 'ONBOARDING':
         if (job.carrier_id) {
           const balcony = this.deps.site.balconies.find((b) => b.id === job.balcony_id)!;
-          const port = balcony.ports[0]!;
+          // The position the person set it down on: one no carrier holds (the other may still hold the last one).
+          const port = balcony.ports.find((p) => !this.store.collection(carriers).findOne('position', positionKey(balcony.level_id, p.x, p.y)));
+          if (!port) throw new ConflictError(`every position of balcony ${balcony.id} holds a carrier; store one before onboarding ${job.carrier_id} there`);
           this.deps.inventory.placeCarrierInWrite(job.carrier_id, balcony.level_id, port.x, port.y);
           this.carriersTouched.add(job.carrier_id);
         }
