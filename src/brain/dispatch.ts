@@ -9,6 +9,7 @@ import type { Logger } from '../log/logger.js';
 import { carriers, positionKey, type CarrierRecord } from '../domain/inventory/records.js';
 import type { Inventory } from '../domain/inventory/inventory.js';
 import { carriersInFront } from '../domain/inventory/lane.js';
+import { carriersComingInFront } from '../domain/requests/lanes.js';
 import { BOT_JOBS, PERSON_JOBS, type JobDetails, type JobRecord } from '../domain/requests/records.js';
 import type { Requests } from '../domain/requests/requests.js';
 import { CARRIER_PLACES, type Cell, type Site, type SiteLevel } from '../domain/site/load.js';
@@ -149,8 +150,9 @@ export class LevelDispatcher {
       if (claimed.has(`c:${carrier.id}`) || this.carrierInMotion(carrier.id, job.id)) return wait({ waiting_for: 'bot_motion', reason: `carrier ${carrier.id} is being moved by another job` });
       const blocked = carriersInFront(this.deps.store, this.level, carrier).map((c) => c.id);
       if (job.type === 'RETRIEVING' && blocked.length > 0) return wait({ waiting_for: 'carriers_in_front', reason: `carriers in front in its lane: ${blocked.join(', ')}` });
-      const inbound = this.inboundInFront(carrier, job.id);
-      if (inbound) return wait({ waiting_for: 'carriers_in_front', reason: `carrier ${inbound} is being set down in front of it in its lane` });
+      // Fetching it now would shut the bot in once that carrier is down.
+      const inbound = carriersComingInFront(this.deps.store, this.level, carrier)[0];
+      if (inbound) return wait({ waiting_for: 'carriers_in_front', reason: `carrier ${inbound.id} is being set down in front of it in its lane` });
     }
     const target = this.target(job, carrier, claimed);
     if ('wait' in target) return wait(target.wait);
@@ -312,16 +314,12 @@ export class LevelDispatcher {
     // where its fault was reported) one beside it. Never a neighbour while one stands on it:
     // bots holding carriers at two positions of a balcony stand side by side.
     const lifted = this.motion!.bots().filter((m) => m.lifted);
-    const b = lifted.find((m) => m.x === carrier.x && m.y === carrier.y) ?? lifted.find((m) => dist(m, carrier) === 1 && !this.holdsOwnCarrier(m));
+    // A lifted bot on the cell of a carrier the store places there holds that carrier, not this one.
+    const b = lifted.find((m) => m.x === carrier.x && m.y === carrier.y) ?? lifted.find((m) => dist(m, carrier) === 1 && !this.occupied(m));
     if (!b) return { wait: { waiting_for: 'bot', reason: `carrier ${carrier.id} is on a bot at ${carrier.x},${carrier.y} that does not report: set it down by hand, then onboard the carrier again` } };
     if (b.faulted || !b.online) return { wait: { waiting_for: 'bot', reason: `carrier ${carrier.id} is on bot ${b.id}, which has a fault or no link; it goes on once the bot is cleared` } };
     if (taken.has(b.id) || !b.idle) return { wait: { waiting_for: 'bot', reason: `carrier ${carrier.id} is on bot ${b.id}, which is busy` } };
     return { bot: b };
-  }
-
-  /** A lifted bot stands on the cell of a carrier the store places there: that carrier is its own. */
-  private holdsOwnCarrier(bot: MotionBot): boolean {
-    return this.occupied(bot);
   }
 
   private occupied(c: Cell): boolean {
@@ -335,23 +333,6 @@ export class LevelDispatcher {
       if (j.id !== self && (j.status === 'EXECUTING' || j.status === 'CANCELLING') && j.target && j.target.x === c.x && j.target.y === c.y) return true;
     }
     return false;
-  }
-
-  /**
-   * A carrier a running job is bringing to a space in front of this one in its lane: a bot
-   * fetching this one now would be shut in once it is set down (loaded bots pass under no
-   * carrier). Storing avoids lanes with work, but a retrieval may start after a store chose
-   * its space and before its carrier arrives.
-   */
-  private inboundInFront(carrier: CarrierRecord, self: string): string | undefined {
-    const space = this.level.spaceAt(carrier.x, carrier.y);
-    if (!space) return undefined;
-    for (const j of this.deps.requests.openJobs(this.level.id)) {
-      if (j.id === self || !j.target || !j.carrier_id || !CARRIER_JOBS.has(j.type) || (j.status !== 'EXECUTING' && j.status !== 'CANCELLING')) continue;
-      const there = this.level.spaceAt(j.target.x, j.target.y);
-      if (there && there.lane === space.lane && there.depth < space.depth) return j.carrier_id;
-    }
-    return undefined;
   }
 
   private carrierInMotion(carrierId: string, self: string): boolean {

@@ -12,6 +12,7 @@ import type { Store } from '../../store/store.js';
 import { boxes, carriers, positionKey, skus, type BoxRecord, type CarrierRecord, type SkuRecord } from '../inventory/records.js';
 import { boxSizeKey } from '../inventory/section-code.js';
 import { carriersInFront } from '../inventory/lane.js';
+import { carriersComingInFront } from './lanes.js';
 import type { Site, SiteLevel } from '../site/load.js';
 import { ABORT, AbortCollector } from './abort.js';
 import type { FetchInput, RequestInput, SkuEntityInput } from './inputs.js';
@@ -323,27 +324,8 @@ class PlanBuilder {
     const level = this.ctx.site.level(carrier.level_id);
     if (!level) return [];
     const stored = carriersInFront(this.ctx.store, level, carrier);
-    const coming = this.comingInFront(level, carrier).filter((c) => !stored.some((s) => s.id === c.id));
+    const coming = carriersComingInFront(this.ctx.store, level, carrier).filter((c) => !stored.some((s) => s.id === c.id));
     return [...stored, ...coming];
-  }
-
-  /**
-   * Carriers a running STORING job takes to a space in front of `carrier` in its lane. A
-   * carrier is booked to its space only as it is lifted: without these, a deep carrier chosen
-   * in that moment would be shut in behind one nobody moves away again.
-   */
-  private comingInFront(level: SiteLevel, carrier: CarrierRecord): CarrierRecord[] {
-    const space = level.spaceAt(carrier.x, carrier.y);
-    if (!space) return [];
-    const out: CarrierRecord[] = [];
-    for (const key of this.ctx.store.collection(jobs).keysBy('open', level.id)) {
-      const j = this.ctx.store.collection(jobs).get(key);
-      if (!j || j.type !== 'STORING' || !j.target || !j.carrier_id || (j.status !== 'EXECUTING' && j.status !== 'CANCELLING')) continue;
-      const there = level.spaceAt(j.target.x, j.target.y);
-      const coming = there && there.lane === space.lane && there.depth < space.depth ? this.ctx.store.collection(carriers).get(j.carrier_id) : undefined;
-      if (coming) out.push(coming);
-    }
-    return out;
   }
 
   private byFewestMoves<C extends { box: BoxRecord; carrier: CarrierRecord | undefined }>(list: C[]): C[] {
