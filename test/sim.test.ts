@@ -4,6 +4,7 @@
 // telemetry, motion, lift, charging, RFID, LED acks, duplicates, link loss, fault knobs).
 // Timing checks are one-sided (a bot never arrives before its step ends) so a slow, shared
 // machine cannot make them fail.
+import { DEFAULT_KNOBS, mergeKnobs } from '../src/sim/knobs.js';
 import t from 'tap';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -457,4 +458,10 @@ t.test('a second site run: battery faults and charging, RFID tags read on the wa
     const [after] = await sim2.snapshot();
     t.equal(after!.bots.find((b) => b.id === 1)!.counters.tag_reads - reads, 2, 'both tags on the way were read');
   });
+});
+
+t.test('knobs are checked: a node silence limit below the protocol\'s or beyond a minute is refused', async (t) => {
+  t.equal(mergeKnobs(DEFAULT_KNOBS, {}).node_link_timeout_ms, 1000, 'the protocol\'s link_timeout_ms by default');
+  t.equal(mergeKnobs(DEFAULT_KNOBS, { node_link_timeout_ms: 3000 }).node_link_timeout_ms, 3000);
+  for (const bad of [999, 60_001, 1500.5]) t.throws(() => mergeKnobs(DEFAULT_KNOBS, { node_link_timeout_ms: bad }), { name: 'RangeError', message: /node_link_timeout_ms/ }, String(bad));
 });

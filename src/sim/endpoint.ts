@@ -86,6 +86,8 @@ export class NodeEndpoint {
   telemetryPeriodMs = TIMING.telemetry_period_ms;
   private controllerSession: number | undefined;
   private lastHeard = 0;
+  /** Silence from the controller after which the link is lost (the protocol's, unless a knob raised it). */
+  linkTimeoutMs = TIMING.link_timeout_ms;
   private seq = 0;
   private outstanding: Outstanding | undefined;
   private readonly queue: Message[] = [];
@@ -115,7 +117,7 @@ export class NodeEndpoint {
 
   /** Called every tick: detects silence from the controller. */
   tick(now: number): void {
-    if (this.welcomed && now - this.lastHeard > TIMING.link_timeout_ms) this.loseLink(now, 'silence');
+    if (this.welcomed && now - this.lastHeard > this.linkTimeoutMs) this.loseLink(now, 'silence');
   }
 
   /** Queues a reliable message (FAULT) for the controller; sent in order, one at a time. */

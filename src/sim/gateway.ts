@@ -59,6 +59,7 @@ export class SimLevel {
     const send = (frame: FrameInput): void => this.fromNode(frame);
     for (const b of level.bots) this.bots.set(b.id, new SimBot(b, world, figures, rng.fork(0x100 + b.id), send, now));
     for (const b of level.balconies) this.balconies.set(b.id, new SimBalcony(b, rng.fork(0x2000 + b.id), send));
+    this.applyNodeKnobs();
     for (const n of this.nodes()) n.start();
     this.timer = setInterval(() => this.tick(), TICK_MS);
   }
@@ -88,7 +89,13 @@ export class SimLevel {
 
   setKnobs(change: Partial<LinkKnobs>): LinkKnobs {
     this.knobs = mergeKnobs(this.knobs, change);
+    this.applyNodeKnobs();
     return this.knobs;
+  }
+
+  /** The knobs that act in the nodes rather than on the radio between them. */
+  private applyNodeKnobs(): void {
+    for (const n of this.nodes()) n.endpoint.linkTimeoutMs = this.knobs.node_link_timeout_ms;
   }
 
   /** Raises a fault on a bot (by id) as if its hardware had found it. */

@@ -6,6 +6,8 @@
  * that fall silent.
  */
 
+import { TIMING } from './figures.js';
+
 export interface LinkKnobs {
   /** probability that a byte of a frame is damaged (XOR with a random non-zero value), both directions */
   corrupt_byte_rate: number;
@@ -21,11 +23,19 @@ export interface LinkKnobs {
    * count damage while the bots still hear every heartbeat.
    */
   direction: LinkDirection;
+  /**
+   * how long a node hears nothing from the controller before it takes the link for lost, ms:
+   * the protocol's link_timeout_ms (1,000) unless raised for noise far beyond a real radio's,
+   * as the controller's own limit can be (test/link-sim.test.ts, 5 % of bytes damaged)
+   */
+  node_link_timeout_ms: number;
 }
 
 export type LinkDirection = 'both' | 'uplink' | 'downlink';
 
-export const DEFAULT_KNOBS: LinkKnobs = { corrupt_byte_rate: 0, drop_frame_rate: 0, latency_ms: 0, silent_nodes: [], direction: 'both' };
+export const DEFAULT_KNOBS: LinkKnobs = {
+  corrupt_byte_rate: 0, drop_frame_rate: 0, latency_ms: 0, silent_nodes: [], direction: 'both', node_link_timeout_ms: TIMING.link_timeout_ms,
+};
 
 /** Checks and completes a partial knob set; throws a RangeError naming the bad knob. */
 export function mergeKnobs(base: LinkKnobs, change: Partial<LinkKnobs>): LinkKnobs {
@@ -39,14 +49,17 @@ export function mergeKnobs(base: LinkKnobs, change: Partial<LinkKnobs>): LinkKno
   if (!out.silent_nodes.every((a) => Number.isInteger(a) && a >= 1 && a <= 0x10ff)) {
     throw new RangeError(`knob silent_nodes: ${JSON.stringify(out.silent_nodes)} are not node addresses`);
   }
+  if (!Number.isInteger(out.node_link_timeout_ms) || out.node_link_timeout_ms < TIMING.link_timeout_ms || out.node_link_timeout_ms > 60_000) {
+    throw new RangeError(`knob node_link_timeout_ms: ${String(out.node_link_timeout_ms)} is not an integer in ${TIMING.link_timeout_ms}..60000`);
+  }
   if (!['both', 'uplink', 'downlink'].includes(out.direction)) throw new RangeError(`knob direction: ${String(out.direction)} is not both, uplink or downlink`);
   return out;
 }
 
 /**
  * Knobs from WAREHOUSE_SIM_CORRUPT_BYTE_RATE, WAREHOUSE_SIM_DROP_FRAME_RATE,
- * WAREHOUSE_SIM_LATENCY_MS, WAREHOUSE_SIM_SILENT_NODES (comma-separated addresses) and
- * WAREHOUSE_SIM_DIRECTION, so a
+ * WAREHOUSE_SIM_LATENCY_MS, WAREHOUSE_SIM_SILENT_NODES (comma-separated addresses),
+ * WAREHOUSE_SIM_DIRECTION and WAREHOUSE_SIM_NODE_LINK_TIMEOUT_MS, so a
  * technician can run the demo over a bad radio without code.
  */
 export function knobsFromEnv(env: NodeJS.ProcessEnv): Partial<LinkKnobs> {
@@ -64,6 +77,8 @@ export function knobsFromEnv(env: NodeJS.ProcessEnv): Partial<LinkKnobs> {
   if (drop !== undefined) out.drop_frame_rate = drop;
   const latency = num('WAREHOUSE_SIM_LATENCY_MS');
   if (latency !== undefined) out.latency_ms = latency;
+  const nodeTimeout = num('WAREHOUSE_SIM_NODE_LINK_TIMEOUT_MS');
+  if (nodeTimeout !== undefined) out.node_link_timeout_ms = nodeTimeout;
   const silentList = env.WAREHOUSE_SIM_SILENT_NODES;
   if (silentList) out.silent_nodes = silentList.split(',').map((s) => Number(s.trim()));
   const direction = env.WAREHOUSE_SIM_DIRECTION;
