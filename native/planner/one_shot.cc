@@ -60,7 +60,7 @@ class LaCam {
     const auto h0 = Clock::now();
     handles_.resize(n);
     for (size_t i = 0; i < n; ++i) {
-      handles_[i] = tables_.acquire(goals_[i], false);
+      handles_[i] = tables_.acquire(goals_[i], lifted(i));
       if (handles_[i] < 0) return r;  // memory bound: cannot search
       if ((i & 63) == 0 && Clock::now() > deadline) return r;
     }
@@ -76,6 +76,7 @@ class LaCam {
     while (!open.empty()) {
       if ((++iterations & 15) == 0 && Clock::now() > deadline) break;
       if (nodes_.size() * nodeBytes > opt_.nodeMemoryBytes) break;
+      if (opt_.maxGenerated != 0 && r.generated >= opt_.maxGenerated) break;
       Node* node = open.back();
       if (node->atGoal == n) {
         goal = node;
@@ -96,7 +97,7 @@ class LaCam {
         cand[k++] = at;
         for (int d = 0; d < 4; ++d) {
           const Cell v = grid_.neighbour(at, static_cast<Heading>(d));
-          if (v >= 0 && !(grid_.flags[static_cast<size_t>(v)] & kBlocked)) cand[k++] = v;
+          if (v >= 0 && grid_.passable(v, lifted(static_cast<size_t>(i)))) cand[k++] = v;
         }
         for (int a = k - 1; a > 0; --a) std::swap(cand[a], cand[rng_.next() % static_cast<uint64_t>(a + 1)]);
         for (int a = 0; a < k; ++a) {
@@ -135,6 +136,24 @@ class LaCam {
   }
 
  private:
+  bool lifted(size_t i) const { return i < opt_.lifted.size() && opt_.lifted[i]; }
+
+  // True if some agents form a ring, each entering the cell the next one leaves.
+  bool hasRing(const std::vector<Cell>& q) const {
+    const size_t n = q.size();
+    for (size_t i = 0; i < n; ++i) {
+      size_t j = i;
+      for (size_t walked = 0; walked <= n; ++walked) {
+        if (next_[j] == q[j]) break;
+        const int32_t k = occNow_[static_cast<size_t>(next_[j])];
+        if (k < 0) break;
+        if (static_cast<size_t>(k) == i) return true;
+        j = static_cast<size_t>(k);
+      }
+    }
+    return false;
+  }
+
   uint32_t dist(size_t i, Cell c) const {
     const uint16_t d = tables_.at(handles_[i], c);
     return d == DistanceTables::kUnreachable ? 0x7FFFFFFF : d;
@@ -196,7 +215,7 @@ class LaCam {
     for (size_t i = 0; i < n; ++i) {
       if (occNext_[static_cast<size_t>(next_[i])] != static_cast<int32_t>(i)) return false;
     }
-    return true;
+    return !opt_.forbidCycles || !hasRing(node.q);
   }
 
   bool pibt(int32_t i) {
@@ -214,7 +233,7 @@ class LaCam {
     add(at);
     for (int d = 0; d < 4; ++d) {
       const Cell v = grid_.neighbour(at, static_cast<Heading>(d));
-      if (v >= 0 && !(grid_.flags[static_cast<size_t>(v)] & kBlocked)) add(v);
+      if (v >= 0 && grid_.passable(v, lifted(static_cast<size_t>(i)))) add(v);
     }
     for (int a = 1; a < k; ++a) {
       const Cell cv = cand[a];

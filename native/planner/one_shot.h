@@ -17,6 +17,14 @@ struct OneShotOptions {
   uint64_t seed = 1;
   size_t heuristicMemoryBytes = size_t{2} << 30;
   size_t nodeMemoryBytes = size_t{4} << 30;  // give up (not solved) beyond this
+  // Give up after this many configuration generator calls (0: no bound). Unlike the deadline, a
+  // bound in work gives the same answer on a busy machine.
+  uint64_t maxGenerated = 0;
+  // Per agent: holds a carrier (kBarredLoaded cells are closed to it). Empty: nobody does.
+  std::vector<uint8_t> lifted;
+  // No ring of agents each entering the cell the next one leaves (the lifelong planner's rule
+  // for bots run through an action dependency graph).
+  bool forbidCycles = false;
 };
 
 struct OneShotResult {
