@@ -242,3 +242,21 @@ t.test('property: goals keep getting reached on an open random map (no lasting d
     t.equal(r.counters.stallsDetected - r.counters.stallsBroken <= 60, true, 'stalls are broken again');
   }
 });
+
+t.test('escapes: loaded bots on a dense map with one-wide ways get out of stalls priority does not break', async (t) => {
+  // 40 bots on 16 x 12, 30 % of cells barred to loaded bots: PIBT alone leaves groups livelocked
+  const reached = { off: 0, on: 0 };
+  let done = 0;
+  for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
+    const args = ['--random', '--seed', String(seed), '--bots', '40', '--barred', '0.3', '--steps', '1500', '--forbid-cycles'];
+    const off = cli([...args, '--escape-bots', '0']).out;
+    const on = cli(args).out;
+    t.equal(off.counters.escapesPlanned, 0, `seed ${seed}: none planned when off`);
+    t.equal(on.validator.violations, 0, `seed ${seed}: the escapes' moves are valid`);
+    reached.off += off.goalsReached;
+    reached.on += on.goalsReached;
+    done += on.counters.escapesDone;
+  }
+  t.ok(done > 0, `${done} escapes followed to the end`);
+  t.ok(reached.on > reached.off * 1.3, `goals reached: ${reached.on} with escapes, ${reached.off} without`);
+});

@@ -39,6 +39,7 @@ struct Args {
   bool validate = true;
   size_t memoryMb = 1024;
   uint32_t stallSteps = 24;
+  uint32_t escapeBots = 16;
   // random mode
   int32_t width = 16, height = 12;
   size_t bots = 20;
@@ -72,6 +73,7 @@ const char* kUsage =
     "  --durations F,T,L,O  forward, turn, lift, lower steps (default 1,1,1,1)\n"
     "  --memory-mb N        distance-table cache bound (default 1024)\n"
     "  --stall-steps N      steps without progress before a bot counts as stalled (default 24)\n"
+    "  --escape-bots N      most bots in a stall's escape, a joint plan by LaCAM (default 16; 0 off)\n"
     "  --no-validate        skip the validator (timing runs)\n"
     "  --guidance N         one-way corridor preference, N = cost against the flow (0 off; LoRR default 8)\n"
     "  --lanes N            with guidance, lanes in open areas, N = cost against the lane (0 off; LoRR default 8)\n"
@@ -104,6 +106,7 @@ bool parse(int argc, char** argv, Args& a) {
       if (!parseDurations(val(), a.durations)) return false;
     } else if (k == "--memory-mb") a.memoryMb = std::strtoul(val(), nullptr, 10);
     else if (k == "--stall-steps") a.stallSteps = static_cast<uint32_t>(std::strtoul(val(), nullptr, 10));
+    else if (k == "--escape-bots") a.escapeBots = static_cast<uint32_t>(std::strtoul(val(), nullptr, 10));
     else if (k == "--no-validate") a.validate = false;
     else if (k == "--width") a.width = std::atoi(val());
     else if (k == "--height") a.height = std::atoi(val());
@@ -264,7 +267,9 @@ struct Harness {
            ",\"goalsSet\":" + std::to_string(c.goalsSet) + ",\"goalsReached\":" + std::to_string(c.goalsReached) +
            ",\"goalsCancelled\":" + std::to_string(c.goalsCancelled) + ",\"resyncs\":" + std::to_string(c.resyncs) +
            ",\"replans\":" + std::to_string(c.replans) + ",\"stallsDetected\":" + std::to_string(c.stallsDetected) +
-           ",\"stallsBroken\":" + std::to_string(c.stallsBroken) + ",\"pushes\":" + std::to_string(c.pushes) +
+           ",\"stallsBroken\":" + std::to_string(c.stallsBroken) + ",\"escapesPlanned\":" + std::to_string(c.escapesPlanned) +
+           ",\"escapesDone\":" + std::to_string(c.escapesDone) + ",\"escapesAborted\":" + std::to_string(c.escapesAborted) +
+           ",\"escapesUnsolved\":" + std::to_string(c.escapesUnsolved) + ",\"pushes\":" + std::to_string(c.pushes) +
            ",\"heuristicTables\":" + std::to_string(c.heuristicTables) + ",\"heuristicEvictions\":" + std::to_string(c.heuristicEvictions) +
            ",\"heuristicMB\":" + num(static_cast<double>(c.heuristicBytes) / 1048576.0, 1) + "}";
   }
@@ -320,6 +325,7 @@ Options optionsFrom(const Args& a, bool rotations, bool guidanceByDefault) {
   o.forbidCycles = a.forbidCycles;
   o.heuristicMemoryBytes = a.memoryMb << 20;
   o.stallSteps = a.stallSteps;
+  o.escapeBots = a.escapeBots;
   o.seed = a.seed;
   o.corridorGuidance = a.guidance > 1 || (a.guidance < 0 && guidanceByDefault);
   if (a.guidance > 1) o.againstFlowCost = static_cast<uint8_t>(a.guidance);

@@ -566,6 +566,10 @@ size_t Execution::plan(Deadline deadline) {
       case EventKind::GoalUnreachable: e.kind = ExecEventKind::GoalUnreachable; break;
       case EventKind::Stalled: e.kind = ExecEventKind::Stalled; break;
       case EventKind::Unstalled: e.kind = ExecEventKind::Unstalled; break;
+      case EventKind::Escaped:
+        e.kind = ExecEventKind::Escaped;
+        e.count = ev.count;
+        break;
     }
     events_.push_back(e);
   }

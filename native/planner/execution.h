@@ -70,6 +70,7 @@ enum class ExecEventKind : uint8_t {
   Unstalled,         // broken
   Replanned,         // `count` actions of the bot were dropped; it is planned again from what it kept
   Deviation,         // telemetry put the bot where the plan did not (`state`); `placed`: accepted there
+  Escaped,           // the bot's stall went on: `count` bots around it follow a joint plan
 };
 
 struct ExecEvent {

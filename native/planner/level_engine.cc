@@ -200,6 +200,7 @@ void LevelEngine::collect(std::vector<EngineEvent>& events) {
       case ExecEventKind::Unstalled: e.kind = EngineEventKind::Unstalled; break;
       case ExecEventKind::Replanned: e.kind = EngineEventKind::Replanned; break;
       case ExecEventKind::Deviation: e.kind = EngineEventKind::Deviation; break;
+      case ExecEventKind::Escaped: e.kind = EngineEventKind::Escaped; break;
     }
     e.bot = x.bot;
     e.cell = x.cell;

@@ -57,6 +57,7 @@ enum class EngineEventKind : uint8_t {
   GoalUnreachable,
   Stalled,          // deadlock or livelock detected by the planner
   Unstalled,        // broken
+  Escaped,          // the stall went on: `count` bots around the bot follow a joint plan
   Replanned,        // `count` actions dropped, the bot planned again from `state`
   Deviation,        // telemetry put the bot at `state`; `placed` false: refused there, the bot is stuck
   OverBudget,       // the step `step` took `ms` (over stepBudgetMs, or incomplete)

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "distance_tables.h"
+#include "escape.h"
 
 namespace wh::planner {
 
@@ -83,7 +84,9 @@ int turnsBetween(Heading a, Heading b) {
   return d == 3 ? 1 : d;
 }
 
-// splitmix64: a small deterministic generator (no global state).
+// Bots farther than this (Manhattan) from the stalled bot are left out of its escape.
+constexpr int32_t kEscapeRadius = 12;
+
 struct Candidate {
   Action action;
   Cell cell;        // the cell it occupies next (its own for turning, waiting, lifting)
@@ -117,6 +120,7 @@ struct BotData {
   uint32_t bestDist = kInf;
   int64_t bestStep = 0;
   bool stalled = false;
+  bool escaping = false;  // one of the bots of the escape under way
   // per step
   bool decided = false;
   Action next = Action::Wait;
@@ -152,6 +156,17 @@ class PlannerImpl {
   std::vector<int32_t> stack_;
   StepResult result_;
   uint64_t lastPibtNanos_ = 0;
+
+  // The escape under way (escape.h): its bots follow `configs` in lockstep, ahead of PIBT.
+  struct EscapeRun {
+    bool active = false;
+    std::vector<int32_t> slots;  // its bots
+    std::vector<std::vector<Cell>> configs;
+    std::vector<size_t> at;      // per bot: the last configuration it has reached
+    std::vector<uint8_t> left;   // per bot: it left the escape (leaveEscape)
+    int64_t progressAt = 0;      // when a bot of it last moved on
+  } escape_;
+  int64_t nextEscapeAt_ = 0;  // no new escape before this step
 
   BotData* find(BotId id) {
     auto it = slotOf_.find(id);
@@ -416,6 +431,7 @@ class PlannerImpl {
       if (k2 != kNone && k2 != i) {
         const BotData& o = bots_[static_cast<size_t>(k2)];
         if (o.decided && o.nextCell == c) continue;  // swap
+        if (!o.decided && o.escaping) continue;  // follows its escape: not to be pushed
         if (opt_.forbidCycles && closesRing(i, v)) continue;
       }
       reserveNext(v, i);
@@ -473,10 +489,188 @@ class PlannerImpl {
     }
   }
 
+  // ---- escapes (escape.h) ----
+
+  /** A bot whose goal or state changes leaves the escape: the plan goes on with the others
+   *  (the bot is then like any other in their way), and ends if it makes no more progress. */
+  void leaveEscape(BotData& b) {
+    if (!b.escaping) return;
+    b.escaping = false;
+    bool anyone = false;
+    for (size_t m = 0; m < escape_.slots.size(); ++m) {
+      if (&bots_[static_cast<size_t>(escape_.slots[m])] == &b) escape_.left[m] = 1;
+      anyone = anyone || !escape_.left[m];
+    }
+    if (!anyone) endEscape(false);
+  }
+
+  void endEscape(bool done) {
+    escape_.active = false;
+    for (size_t m = 0; m < escape_.slots.size(); ++m) {
+      BotData& b = bots_[static_cast<size_t>(escape_.slots[m])];
+      if (!escape_.left[m]) b.escaping = false;
+    }
+    ++(done ? counters_.escapesDone : counters_.escapesAborted);
+    nextEscapeAt_ = now_ + static_cast<int64_t>(opt_.stallSteps);
+  }
+
+  // A stall that top priority has not broken in another `stallSteps`: plan an escape for the
+  // bots nearest to it (those not in the middle of an action and free to move).
+  void maybeStartEscape(Deadline deadline) {
+    if (escape_.active || now_ < nextEscapeAt_ || opt_.escapeBots < 2) return;
+    const int64_t waited = 2 * static_cast<int64_t>(opt_.stallSteps);
+    int32_t seed = kNone;
+    for (int32_t i : order_) {
+      const BotData& b = bots_[static_cast<size_t>(i)];
+      if (!b.stalled || b.running || frozen(b) || now_ - b.bestStep < waited) continue;
+      if (seed == kNone || b.bestStep < bots_[static_cast<size_t>(seed)].bestStep) seed = i;
+    }
+    if (seed == kNone) return;
+    const Cell at = bots_[static_cast<size_t>(seed)].state.cell;
+    auto far = [&](const BotData& b) {
+      const int32_t w = grid_.width;
+      return std::abs(b.state.cell % w - at % w) + std::abs(b.state.cell / w - at / w);
+    };
+    // the nearest ones (ties in priority order), then in priority order so that the first
+    // choose their targets first
+    std::vector<std::pair<int32_t, size_t>> byDistance;
+    for (size_t r = 0; r < order_.size(); ++r) {
+      const BotData& b = bots_[static_cast<size_t>(order_[r])];
+      if (!b.running && !frozen(b) && far(b) <= kEscapeRadius) byDistance.emplace_back(far(b), r);
+    }
+    if (byDistance.size() < 2) return;
+    std::sort(byDistance.begin(), byDistance.end());
+    if (byDistance.size() > opt_.escapeBots) byDistance.resize(opt_.escapeBots);
+    std::sort(byDistance.begin(), byDistance.end(), [](const auto& x, const auto& y) { return x.second < y.second; });
+    std::vector<int32_t> near;
+    for (const auto& [d, r] : byDistance) near.push_back(order_[r]);
+    EscapeProblem problem;
+    problem.grid = &grid_;
+    problem.seed = opt_.seed + static_cast<uint64_t>(now_);
+    std::vector<uint8_t> member(bots_.size(), 0);
+    for (int32_t i : near) {
+      const BotData& b = bots_[static_cast<size_t>(i)];
+      member[static_cast<size_t>(i)] = 1;
+      problem.bots.push_back(EscapeBot{b.state.cell, b.state.lifted, b.hasGoal ? b.goal.cell : kNoCell});
+    }
+    for (size_t i = 0; i < bots_.size(); ++i) {
+      const BotData& b = bots_[i];
+      if (!b.present || member[i]) continue;
+      problem.walls.push_back(b.state.cell);
+      if (b.running && b.action == Action::Forward) problem.walls.push_back(b.target.cell);
+    }
+    problem.movesToGoal = [&](size_t k, Cell c) { return movesTo(bots_[static_cast<size_t>(near[k])], c); };
+    const auto now = Clock::now();
+    // bounded in work (EscapeProblem::maxNodes, the same plan on a busy machine) and, should the
+    // machine be very busy, in time: a share of what is left of the step
+    const Deadline until = now < deadline ? now + (deadline - now) / 4 : now;
+    std::vector<std::vector<Cell>> configs = planEscape(problem, until);
+    if (configs.size() < 2) {
+      ++counters_.escapesUnsolved;
+      nextEscapeAt_ = now_ + static_cast<int64_t>(opt_.stallSteps);
+      return;
+    }
+    ++counters_.escapesPlanned;
+    const BotData& s = bots_[static_cast<size_t>(seed)];
+    result_.events.push_back(Event{EventKind::Escaped, s.id, now_, s.state.cell, static_cast<uint32_t>(near.size())});
+    escape_.active = true;
+    escape_.slots = near;
+    for (int32_t i : near) bots_[static_cast<size_t>(i)].escaping = true;
+    escape_.configs = std::move(configs);
+    escape_.at.assign(near.size(), 0);
+    escape_.left.assign(near.size(), 0);
+    escape_.progressAt = now_;
+  }
+
+  // Moves each escape bot's mark past the configurations it is already in.
+  void advanceEscape() {
+    const size_t last = escape_.configs.size() - 1;
+    for (size_t m = 0; m < escape_.slots.size(); ++m) {
+      const BotData& b = bots_[static_cast<size_t>(escape_.slots[m])];
+      if (escape_.left[m] || b.running) continue;
+      size_t& k = escape_.at[m];
+      while (k < last && escape_.configs[k + 1][m] == b.state.cell) {
+        if (escape_.configs[k][m] != b.state.cell) escape_.progressAt = now_;
+        ++k;
+      }
+    }
+  }
+
+  /**
+   * Decides this step's actions of the escape's bots, before PIBT decides the others': a bot
+   * makes its move from configuration T to T+1 once every bot of the escape has reached T
+   * (lockstep keeps the plan valid when some must turn first), pushing a bot from outside out
+   * of the way if needed; the others wait.
+   */
+  void driveEscape() {
+    if (!escape_.active) return;
+    advanceEscape();
+    size_t t = escape_.configs.size() - 1;
+    for (size_t m = 0; m < escape_.slots.size(); ++m) {
+      if (!escape_.left[m]) t = std::min(t, escape_.at[m]);
+    }
+    if (t == escape_.configs.size() - 1) return endEscape(true);
+    if (now_ - escape_.progressAt > 3 * static_cast<int64_t>(opt_.stallSteps)) return endEscape(false);
+    const bool slowForward = durationOf(Action::Forward) > 1;
+    for (size_t m = 0; m < escape_.slots.size(); ++m) {
+      const int32_t i = escape_.slots[m];
+      BotData& b = bots_[static_cast<size_t>(i)];
+      if (escape_.left[m] || b.decided || escape_.at[m] == t) continue;
+      reserveNext(b.state.cell, i);
+      decide(b, Action::Wait, b.state.cell, b.state.heading);
+    }
+    for (size_t pass = 0; pass <= escape_.slots.size(); ++pass) {
+      bool changed = false;
+      for (size_t m = 0; m < escape_.slots.size(); ++m) {
+        const int32_t i = escape_.slots[m];
+        BotData& b = bots_[static_cast<size_t>(i)];
+        if (escape_.left[m] || b.decided) continue;
+        const Cell c = b.state.cell;
+        const Cell v = escape_.configs[t + 1][m];
+        if (resNext_[static_cast<size_t>(v)] != kNone) continue;  // waits
+        if (!grid_.passable(v, b.state.lifted)) return endEscape(false);  // a cell changed under the plan
+        int dir = 0;
+        while (dir < 4 && grid_.neighbour(c, static_cast<Heading>(dir)) != v) ++dir;
+        if (dir == 4) return endEscape(false);
+        if (opt_.rotations && static_cast<Heading>(dir) != b.state.heading) {
+          reserveNext(c, i);
+          turnTowards(b, v);
+          changed = true;
+          continue;
+        }
+        const int32_t k2 = occNow_[static_cast<size_t>(v)];
+        if (k2 != kNone && k2 != i) {
+          BotData& o = bots_[static_cast<size_t>(k2)];
+          if (!o.decided && o.escaping) continue;  // its own move comes first
+          if (slowForward || (o.decided && (o.nextCell == v || closesRing(i, v)))) continue;
+          reserveNext(v, i);
+          decide(b, Action::Forward, v, static_cast<Heading>(dir));
+          if (!o.decided) {
+            ++counters_.pushes;
+            if (!pibt(k2, i)) b.decided = false;  // it stays (and holds v)
+          }
+        } else {
+          reserveNext(v, i);
+          if (slowForward) reserveNext(c, i);
+          decide(b, Action::Forward, v, static_cast<Heading>(dir));
+        }
+        changed = changed || b.decided;
+      }
+      if (!changed) break;
+    }
+    for (size_t m = 0; m < escape_.slots.size(); ++m) {
+      const int32_t i = escape_.slots[m];
+      BotData& b = bots_[static_cast<size_t>(i)];
+      if (escape_.left[m] || b.decided) continue;
+      reserveNext(b.state.cell, i);
+      decide(b, Action::Wait, b.state.cell, b.state.heading);
+    }
+  }
+
   // ---- the step ----
 
   void emit(EventKind kind, const BotData& b, int64_t at) {
-    result_.events.push_back(Event{kind, b.id, at, b.state.cell});
+    result_.events.push_back(Event{kind, b.id, at, b.state.cell, 0});
   }
 
   void ensureTables(Deadline deadline, Clock::time_point start) {
@@ -570,6 +764,8 @@ class PlannerImpl {
         decide(b, Action::Wait, b.state.cell, b.state.heading);
       }
     }
+    maybeStartEscape(deadline);
+    driveEscape();
     for (int32_t i : order_) {
       if (!bots_[static_cast<size_t>(i)].decided) pibt(i, kNone);
     }
@@ -614,6 +810,7 @@ class PlannerImpl {
       }
     }
     now_ = t + 1;
+    if (escape_.active) advanceEscape();
     afterStep();
 
     const auto t3 = Clock::now();
@@ -725,6 +922,7 @@ bool Planner::removeBot(BotId id) {
   auto it = p.slotOf_.find(id);
   if (it == p.slotOf_.end()) return false;
   BotData& b = p.bots_[static_cast<size_t>(it->second)];
+  p.leaveEscape(b);
   p.dropTable(b);
   b.present = false;
   p.freeSlots_.push_back(it->second);
@@ -735,6 +933,7 @@ bool Planner::removeBot(BotId id) {
 bool Planner::setPaused(BotId id, bool paused) {
   BotData* b = impl_->find(id);
   if (!b) return false;
+  if (paused) impl_->leaveEscape(*b);
   b->paused = paused;
   return true;
 }
@@ -742,6 +941,7 @@ bool Planner::setPaused(BotId id, bool paused) {
 bool Planner::setStuck(BotId id, bool stuck) {
   BotData* b = impl_->find(id);
   if (!b) return false;
+  if (stuck) impl_->leaveEscape(*b);
   b->stuck = stuck;
   return true;
 }
@@ -751,6 +951,7 @@ bool Planner::setGoal(BotId id, const Goal& goal) {
   BotData* b = p.find(id);
   if (!b || !p.cellOk(goal.cell) || (p.grid_.flags[static_cast<size_t>(goal.cell)] & kBlocked)) return false;
   if (b->hasGoal) ++p.counters_.replans;
+  p.leaveEscape(*b);
   p.dropTable(*b);
   b->hasGoal = true;
   b->goal = goal;
@@ -768,6 +969,7 @@ bool Planner::cancelGoal(BotId id) {
     ++p.counters_.goalsCancelled;
     ++p.counters_.replans;
   }
+  p.leaveEscape(*b);
   p.dropTable(*b);
   b->hasGoal = false;
   b->elapsed = 0;
@@ -779,6 +981,7 @@ bool Planner::resync(BotId id, const State& state) {
   PlannerImpl& p = *impl_;
   BotData* b = p.find(id);
   if (!b || !p.cellOk(state.cell)) return false;
+  p.leaveEscape(*b);
   b->state = state;
   b->running = false;
   if (b->table >= 0 && b->tableLifted != state.lifted) p.dropTable(*b);

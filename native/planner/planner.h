@@ -58,8 +58,11 @@ struct Options {
   size_t heuristicMemoryBytes = size_t{1} << 30;
   // A bot with a goal whose distance has not improved for this many steps counts as stalled
   // (deadlock or livelock): it is then given top priority and a random tie-break until it
-  // improves again (counted as broken).
+  // improves again (counted as broken). Stalled for twice this, the bots nearest to it get a
+  // joint plan from a complete search (an escape, see Counters).
   uint32_t stallSteps = 24;
+  // Most bots in one escape (the nearest to the stalled bot; the others are obstacles to it).
+  uint32_t escapeBots = 16;
   uint64_t seed = 1;
 };
 
@@ -79,6 +82,7 @@ enum class EventKind : uint8_t {
   Stalled = 1,           // a bot stopped getting closer to its goal (deadlock/livelock detected)
   Unstalled = 2,         // it got closer again (broken)
   GoalUnreachable = 3,   // no path for the bot's lifted state: the goal stays, the bot waits
+  Escaped = 4,           // a stall went on: `count` bots around the bot got a joint plan (escape)
 };
 
 struct Event {
@@ -86,6 +90,7 @@ struct Event {
   BotId bot = 0;
   int64_t step = 0;  // the step (time) at which it happened: after `StepResult::step` was executed
   Cell cell = kNoCell;
+  uint32_t count = 0;  // Escaped: the bots in the escape
 };
 
 /** One planned timestep: `step` is the time the actions start at; states hold at `step + 1`. */
@@ -106,6 +111,12 @@ struct Counters {
   uint64_t replans = 0;           // bots re-planned after a goal change, cancel or resync
   uint64_t stallsDetected = 0;    // deadlock/livelock detected
   uint64_t stallsBroken = 0;
+  // A stall that priority alone did not break within another `stallSteps`: the bots around it
+  // get a joint plan from a complete search (LaCAM) and follow it (docs/planner.md).
+  uint64_t escapesPlanned = 0;
+  uint64_t escapesDone = 0;      // followed to the end
+  uint64_t escapesAborted = 0;   // a member's goal, state or cell changed, or it made no progress
+  uint64_t escapesUnsolved = 0;  // the search found no joint plan in its time (tried again later)
   uint64_t pushes = 0;            // priority inheritance: a bot asked another to move away
   uint64_t heuristicTables = 0;   // distance tables computed
   uint64_t heuristicEvictions = 0;
