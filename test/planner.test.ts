@@ -250,6 +250,71 @@ t.test('moves of two steps: a follower starts once the one ahead has arrived', a
   t.match(lp.stats(), { violations: 0, deviations: 0 });
 });
 
+// Level 2 of the demo site at the moment bench:site jammed (docs/benchmarks-site.md): loaded bots
+// in the top-left corner, on the one-wide row 1 with side pockets, bound east for balconies
+// (row 0) and west into pockets to set carriers down. S: storage spaces holding a carrier
+// (barred to a loaded bot); B, P: balcony.
+const JAM_LEVEL = [
+  '#######BPPB##########BPPB#######',
+  '#..............................#',
+  '#..S.SSS.SSSS.SSSSSS.SSSS.SSSS.#',
+  '#.SSSSSS.SSSS.SSSSSS.SSSS.SSSS.#',
+  '#.SSSSSS.SSSS.SSSSSS.SSSS.SSSS.#',
+  '#.SSSSSS.SSSS.SSSSSS.SSSS.SSSS.#',
+  '#..SSSSS.SSSS.SSSSSS.SSSS.SSSS.#',
+  '#.SSSSSS.SSSS.SSSSSS.SSSS.SSSS.#',
+  'C.SSSSSS.SSSS.SSSSSS.SSSS.SSSS.#',
+  '#.SSSSSS.SSSS.SSSSSS.SSSS.SSSS.#',
+  '#.SSSSSS.SSSS.SSSSSS.SSSS.SSSS.#',
+  '#.SSSSSS.SSSS.SSSSSS.SSSS.SSSS.#',
+  '#.SSSSSS.SSSS.SSSSSS.SSSS.SSSS.#',
+  '#..............................#',
+];
+
+/** Runs the jam with `escapeBots`; every bot carries out its actions at once. */
+async function jam(escapeBots: number, steps: number) {
+  const width = JAM_LEVEL[0]!.length;
+  const flags = new Uint8Array(width * JAM_LEVEL.length);
+  JAM_LEVEL.forEach((row, y) => {
+    for (let x = 0; x < width; x++) flags[y * width + x] = row[x] === '#' ? CELL_BLOCKED : row[x] === 'S' ? CELL_BARRED_LOADED : 0;
+  });
+  // seed and stall limit chosen so that without escapes the level livelocks (deterministic:
+  // inputs applied at once, telemetry at once)
+  const lp = createLevelPlanner({ grid: { width, height: JAM_LEVEL.length, flags }, validate: true, idleStepMs: 1, seed: 2, stallSteps: 8, escapeBots });
+  const { events, executing } = recorder(lp);
+  await until('the map', async () => lp.stats().hasMap);
+  lp.suspend(true);
+  await until('the thread to park', async () => lp.stats().suspended);
+  const cell = (x: number, y: number) => y * width + x;
+  // bot, at, heading, bound for (and what it does there); bot 11 has no goal
+  const bots = [
+    [11, 8, 4, 0], [12, 2, 2, 1, 22, 0], [13, 2, 1, 1, 9, 0], [14, 3, 1, 0, 4, 2, 'lower'],
+    [15, 4, 1, 3, 2, 2, 'lower'], [17, 7, 1, 0, 2, 6, 'lower'], [18, 4, 2, 0, 8, 0], [19, 1, 1, 3, 23, 0],
+  ] as const;
+  for (const [id, x, y, heading] of bots) {
+    lp.addBot(id, { cell: cell(x, y), heading: heading as PlannerHeading, lifted: true });
+    executing.add(id);
+  }
+  for (const b of bots) if (b.length > 4) lp.setGoal(b[0], { cell: cell(b[4]!, b[5]!), act: b[6] ?? 'none' });
+  lp.suspend(false);
+  const reached = () => events.filter((e) => e.kind === 'goal_reached').length;
+  await until('every goal or the step limit', async () => reached() === 7 || lp.stats().step >= steps, 60_000);
+  const stats = lp.stats();
+  await lp.close();
+  return { reached: reached(), stats, events };
+}
+
+t.test('a livelock priority does not break: the bots around it follow a joint plan out (escape)', async (t) => {
+  const off = await jam(0, 3000);
+  t.ok(off.reached < 7, `without escapes: ${off.reached} of 7 goals after ${off.stats.step} steps, ${off.stats.stalls.detected} stalls`);
+  t.equal(off.stats.escapes.planned, 0);
+  const on = await jam(16, 3000);
+  t.equal(on.reached, 7, `with escapes: every goal, after ${on.stats.step} steps`);
+  t.ok(on.stats.escapes.done >= 1, 'an escape followed to the end');
+  t.match(on.events.find((e) => e.kind === 'escaped'), { kind: 'escaped', bot: Number, cell: Number, bots: Number, step: Number });
+  t.match(on.stats, { violations: 0, deviations: 0 });
+});
+
 t.test('close: no callback after it, inputs after it are ignored, it settles once', async (t) => {
   const lp = createLevelPlanner({ grid: openGrid(8, 8), stepBudgetMs: 5 });
   let after = 0;
@@ -658,7 +723,7 @@ async function simulate(s: Scenario): Promise<{ problems: string[]; goals: numbe
 }
 
 t.test('a simulated level: random maps, goals, delays, faults, pauses, bots coming and going', async (t) => {
-  const totals = { runs: 0, goals: 0, turns: 0, replans: 0, dropped: 0, stalls: 0, released: 0 };
+  const totals = { runs: 0, goals: 0, turns: 0, replans: 0, dropped: 0, stalls: 0, escapes: 0, escapesDone: 0, released: 0 };
   await fc.assert(
     fc.asyncProperty(
       fc.record({
@@ -684,6 +749,8 @@ t.test('a simulated level: random maps, goals, delays, faults, pauses, bots comi
         totals.replans += r.stats.replans;
         totals.dropped += r.stats.actions.dropped;
         totals.stalls += r.stats.stalls.detected;
+        totals.escapes += r.stats.escapes.planned;
+        totals.escapesDone += r.stats.escapes.done;
         totals.released += r.stats.actions.released;
         if (r.problems.length > 0) throw new Error(`${JSON.stringify(s)}:\n  ${r.problems.join('\n  ')}`);
       },
@@ -691,7 +758,7 @@ t.test('a simulated level: random maps, goals, delays, faults, pauses, bots comi
     { numRuns: 300, seed: 7, endOnFailure: true },
   );
   t.comment(`runs ${totals.runs}, goals reached ${totals.goals}, actions released ${totals.released}, simulator turns ${totals.turns}, ` +
-    `replans ${totals.replans} (${totals.dropped} actions dropped), stalls ${totals.stalls}`);
+    `replans ${totals.replans} (${totals.dropped} actions dropped), stalls ${totals.stalls}, escapes ${totals.escapes} (${totals.escapesDone} followed to the end)`);
   t.pass('every run: no action before its dependencies were confirmed, no collision, every goal reached, no validator violation');
 });
 

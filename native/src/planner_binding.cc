@@ -56,6 +56,7 @@ const char* EventName(wp::EngineEventKind k) {
     case wp::EngineEventKind::GoalUnreachable: return "goal_unreachable";
     case wp::EngineEventKind::Stalled: return "stalled";
     case wp::EngineEventKind::Unstalled: return "unstalled";
+    case wp::EngineEventKind::Escaped: return "escaped";
     case wp::EngineEventKind::Replanned: return "replanned";
     case wp::EngineEventKind::Deviation: return "deviation";
     case wp::EngineEventKind::OverBudget: return "over_budget";
@@ -237,6 +238,13 @@ struct EngineState {
         num("goal", static_cast<double>(e.goal));
         num("step", static_cast<double>(e.step));
         break;
+      case wp::EngineEventKind::Escaped:
+        num("bot", e.bot);
+        num("cell", e.cell);
+        num("bots", e.count);
+        num("goal", static_cast<double>(e.goal));
+        num("step", static_cast<double>(e.step));
+        break;
       case wp::EngineEventKind::Replanned:
         num("bot", e.bot);
         num("dropped", e.count);
@@ -395,6 +403,7 @@ LevelPlanner::LevelPlanner(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Le
   if (!Option(env, o, "stepBudgetMs", c.stepBudgetMs, 1, 60000) || !Option(env, o, "window", c.execution.window, 1, 10000) ||
       !Option(env, o, "maxReleasedActions", c.execution.maxReleased, 1, 32) ||
       !Option(env, o, "idleStepMs", c.idleStepMs, 0, 60000) || !Option(env, o, "stallSteps", c.planner.stallSteps, 1, 1000000) ||
+      !Option(env, o, "escapeBots", c.planner.escapeBots, 0, 1000) ||
       !Option(env, o, "heuristicMemoryMb", memoryMb, 1, 1048576) || !Option(env, o, "seed", seed, 0, 9007199254740991.0) ||
       !Option(env, o, "maxEvents", c.maxEvents, 1, 10000000) || !BoolOption(env, o, "corridorGuidance", c.planner.corridorGuidance) ||
       !BoolOption(env, o, "validate", c.validate) || !DurationsFromJs(env, o, c.planner.durations)) {
@@ -569,6 +578,12 @@ Napi::Value LevelPlanner::Stats(const Napi::CallbackInfo& info) {
   num(stalls, "detected", static_cast<double>(s.planner.stallsDetected));
   num(stalls, "broken", static_cast<double>(s.planner.stallsBroken));
   o.Set("stalls", stalls);
+  Napi::Object escapes = Napi::Object::New(env);
+  num(escapes, "planned", static_cast<double>(s.planner.escapesPlanned));
+  num(escapes, "done", static_cast<double>(s.planner.escapesDone));
+  num(escapes, "aborted", static_cast<double>(s.planner.escapesAborted));
+  num(escapes, "unsolved", static_cast<double>(s.planner.escapesUnsolved));
+  o.Set("escapes", escapes);
   std::vector<uint32_t>& us = s.stepMicros;
   std::sort(us.begin(), us.end());
   auto pct = [&](double p) {

@@ -199,6 +199,9 @@ export class PlannedMotion implements LevelMotion {
       case 'stalled':
         this.o.logger.info({ level_id: this.levelId, bot_id: e.bot, cell: e.cell }, 'bot stalled (deadlock or livelock); priority raised');
         break;
+      case 'escaped':
+        this.o.logger.info({ level_id: this.levelId, bot_id: e.bot, cell: e.cell, bots: e.bots }, 'bot still stalled; the bots around it follow a joint plan out (escape)');
+        break;
       default:
         break;
     }

@@ -69,6 +69,8 @@ export type PlannerEvent =
   | { kind: 'stalled'; bot: number; cell: number; goal: number; step: number }
   /** It got closer again (broken). */
   | { kind: 'unstalled'; bot: number; cell: number; goal: number; step: number }
+  /** The bot's stall went on: the `bots` bots around it (itself included) follow a joint plan out of it (an escape). */
+  | { kind: 'escaped'; bot: number; cell: number; bots: number; goal: number; step: number }
   /** `dropped` planned actions of the bot were dropped (a fault, pause, goal change, a bot in the way); planned again from `state`. */
   | { kind: 'replanned'; bot: number; dropped: number; state: PlanState; step: number }
   /** Telemetry put the bot where the plan did not; `placed` false: another bot holds that cell, so the bot is held as stuck. */
@@ -98,6 +100,8 @@ export interface LevelPlannerOptions {
   corridorGuidance?: boolean;
   /** Steps without getting closer before a bot counts as stalled (default 24). */
   stallSteps?: number;
+  /** Most bots in the joint plan out of a stall that priority did not break (0..1000, default 16; below 2 off). */
+  escapeBots?: number;
   /** Bound of the distance tables' cache in MB (default 256). */
   heuristicMemoryMb?: number;
   seed?: number;
@@ -139,6 +143,8 @@ export interface LevelPlannerStats {
   goals: { set: number; reached: number; cancelled: number };
   /** Deadlocks or livelocks detected and broken. */
   stalls: { detected: number; broken: number };
+  /** Stalls that priority did not break: joint plans by a complete search for the bots around them (docs/planner.md). */
+  escapes: { planned: number; done: number; aborted: number; unsolved: number };
   /** Planning time per step over the latest 4096 steps (max since start). */
   stepMs: { samples: number; p50: number; p99: number; max: number; last: number };
   /** CPU time of the level's thread ("wh-planner"). */
