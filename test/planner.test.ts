@@ -250,10 +250,10 @@ t.test('moves of two steps: a follower starts once the one ahead has arrived', a
   t.match(lp.stats(), { violations: 0, deviations: 0 });
 });
 
-// Level 2 of the demo site at the moment bench:site jammed (docs/benchmarks-site.md): loaded bots
-// in the top-left corner, on the one-wide row 1 with side pockets, bound east for balconies
-// (row 0) and west into pockets to set carriers down. S: storage spaces holding a carrier
-// (barred to a loaded bot); B, P: balcony.
+// The top of level 2 of the demo site (its first 13 rows, closed by a highway row) at the moment
+// bench:site jammed (docs/benchmarks-site.md): loaded bots in the top-left corner, on the
+// one-wide row 1 with side pockets, bound east for balconies (row 0) and west into pockets to
+// set carriers down. S: storage spaces holding a carrier (barred to a loaded bot); B, P: balcony.
 const JAM_LEVEL = [
   '#######BPPB##########BPPB#######',
   '#..............................#',
