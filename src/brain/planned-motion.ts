@@ -197,10 +197,10 @@ export class PlannedMotion implements LevelMotion {
         this.o.logger.error({ level_id: this.levelId, event: e }, 'planner validation failed');
         break;
       case 'stalled':
-        this.o.logger.info({ level_id: this.levelId, bot_id: e.bot, cell: e.cell }, 'bot stalled (deadlock or livelock); priority raised');
+        this.o.logger.info({ level_id: this.levelId, bot_id: e.bot, ...this.xy(e.cell) }, 'bot stalled (deadlock or livelock); priority raised');
         break;
       case 'escaped':
-        this.o.logger.info({ level_id: this.levelId, bot_id: e.bot, cell: e.cell, bots: e.bots }, 'bot still stalled; the bots around it follow a joint plan out (escape)');
+        this.o.logger.info({ level_id: this.levelId, bot_id: e.bot, ...this.xy(e.cell), bots: e.bots }, 'bot still stalled; the bots around it follow a joint plan out (escape)');
         break;
       default:
         break;
