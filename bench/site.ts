@@ -1,4 +1,5 @@
-// npm run bench:site [-- --sites demo,large --minutes 60 --speed 10 --pick-seconds 6 --seed 3 --open-per-balcony 3]
+// npm run bench:site [-- --sites demo,large --minutes 60 --speed 10 --pick-seconds 6 --seed 3 --open-per-balcony 3
+//                        --bots-per-level N]
 //
 // The whole controller on a simulated site, through the real API, link, planner and simulator:
 // a stream of fulfillment requests keeps every balcony supplied; a driver acting as the people
@@ -15,13 +16,16 @@
 //   request lead time p50/p95                  request created -> SUCCEEDED
 //   balcony-bound limit                        carriers per hour if a balcony never waited:
 //                                              3600 / mean person time per presented carrier
-// Target (issue 8): balconies busy >= 90% of the time while bots are enough.
+// Target (issue 8): balconies busy >= 90% of the time while bots are enough. `--bots-per-level`
+// runs the demo with that many bots on each level instead of its 10 (the same site otherwise),
+// to tell a balcony short of bots from a controller that keeps it waiting.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { startApp, type App } from '../src/app.js';
 import { loadConfig } from '../src/config/config.js';
+import { DEMO_OPTIONS } from '../src/domain/site/demo.js';
 import { generateSite } from '../src/domain/site/generate.js';
 import { createLogger } from '../src/log/logger.js';
 import { Client } from '../test/helpers/client.js';
@@ -37,6 +41,7 @@ const { values: args } = parseArgs({
     'pick-seconds': { type: 'string', default: '6' },
     'open-per-balcony': { type: 'string', default: '3' },
     seed: { type: 'string', default: '3' },
+    'bots-per-level': { type: 'string' },
   },
 });
 const speed = Number(args.speed);
@@ -58,7 +63,10 @@ interface Job { id: string; type: string; status: string; balcony_id: number | n
 async function runSite(name: string): Promise<void> {
   const stateDir = mkdtempSync(path.join(tmpdir(), 'wh-bench-site-'));
   let sitePath = 'demo';
-  if (name === 'large') {
+  if (name === 'demo' && args['bots-per-level']) {
+    sitePath = path.join(stateDir, 'site.json');
+    writeFileSync(sitePath, JSON.stringify(generateSite({ ...DEMO_OPTIONS, botsPerLevel: Number(args['bots-per-level']) })));
+  } else if (name === 'large') {
     sitePath = path.join(stateDir, 'site.json');
     writeFileSync(sitePath, JSON.stringify(generateSite({
       name: 'bench:site large', levels: 1, spacesPerLevel: 4000, balconiesPerLevel: 6, chargersPerLevel: 6, botsPerLevel: 40,
