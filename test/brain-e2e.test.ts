@@ -102,6 +102,13 @@ t.test('priority 20 overtakes priority 10 at a full balcony; the next carrier wa
   t.equal(highJob.balcony_id, 2, 'the priority request has a position');
   t.equal((await retrieving(low1.json.id)).balcony_id, 2, 'and the oldest normal one');
   t.equal(queued.balcony_id, null, 'the third has none yet');
+  // It waits with its carrier in the buffer beside the balcony, a few moves from a position.
+  const staged = await until('the third carrier beside the balcony', async () => {
+    const j = (await get(`/api/v2/jobs?id__eq=${queued.id}`)).items[0];
+    const bot = (await get('/api/v2/bots')).find((b: { id: number }) => b.id === j.bot_id);
+    return j.balcony_id === null && bot?.x === 4 && bot.y === 0 && bot.lifted_carrier === 1 ? j : undefined;
+  }, 60_000);
+  t.match(staged.details, { staged_at: { x: 4, y: 0 }, reason: /at the buffer 4,0 until a position at balcony 2 frees/ });
   for (const r of [high, low1, low2]) t.equal((await work(r.json.id)).status, 'SUCCEEDED');
 });
 

@@ -34,9 +34,9 @@ const CARRIER_JOBS = new Set(['RETRIEVING', 'STORING', 'BUFFERING']);
  * carrier and wait with it until a position frees, so the next carrier is near when the
  * person is done (a position reserved for the whole trip leaves people waiting).
  */
-const QUEUE_PER_BALCONY = 2;
+const QUEUE_PER_BALCONY = 4;
 /** How often a bot holding a carrier for a full balcony looks for a free position. */
-const PORT_POLL_MS = 200;
+const PORT_POLL_MS = 50;
 
 export class LevelDispatcher {
   private readonly level: SiteLevel;
@@ -202,13 +202,21 @@ export class LevelDispatcher {
     return queued < QUEUE_PER_BALCONY * here.length && holding < bots - this.level.balconies.length;
   }
 
+  /** Whether a retrieval that may go to one of the job's balconies holds its carrier and waits for a position. */
+  private queuedFor(job: JobRecord): boolean {
+    return this.deps.requests.openJobs(this.level.id).some((j) => j.type === 'RETRIEVING' && j.status === 'EXECUTING' && j.target === null &&
+      j.details['phase'] === 'carrying' && j.balcony_ids.some((b) => job.balcony_ids.includes(b)));
+  }
+
   /** Where a job takes its carrier or bot (null: a balcony position, found once the carrier is lifted), or why there is no such place now. */
   private target(job: JobRecord, carrier: CarrierRecord | undefined, claimed: Set<string>): { cell: Cell | null; balcony?: number } | { wait: JobDetails } {
     const free = (c: Cell) => !claimed.has(`t:${c.x}:${c.y}`) && !this.occupied(c) && !this.targeted(c, job.id);
     switch (job.type) {
       case 'RETRIEVING':
       case 'OFFBOARDING_BC': {
-        const port = this.freePort(job, free);
+        // Carriers already fetched and waiting (beside the balcony, mostly) take free
+        // positions first: a new retrieval's carrier is a whole trip away.
+        const port = this.queuedFor(job) ? undefined : this.freePort(job, free);
         if (port) return port;
         if (job.type === 'RETRIEVING' && this.mayQueue(job)) return { cell: null };
         return { wait: { waiting_for: 'balcony', reason: `no free position at balcony ${job.balcony_ids.join(', ')}` } };
@@ -327,12 +335,26 @@ export class LevelDispatcher {
   }
 
 
-  /** Another running job goes there. */
+  /** Another running job goes there, or waits there for a balcony position. */
   private targeted(c: Cell, self: string): boolean {
     for (const j of this.deps.requests.openJobs(this.level.id)) {
-      if (j.id !== self && (j.status === 'EXECUTING' || j.status === 'CANCELLING') && j.target && j.target.x === c.x && j.target.y === c.y) return true;
+      if (j.id === self || (j.status !== 'EXECUTING' && j.status !== 'CANCELLING')) continue;
+      const at = j.target ?? stagedAt(j);
+      if (at && at.x === c.x && at.y === c.y) return true;
     }
     return false;
+  }
+
+  /**
+   * A buffer beside one of the job's balconies where its bot can wait with the carrier for a
+   * position, a few moves from it rather than back in the lanes; none while a carrier waits to
+   * be set aside in a buffer (the buffers are for those first).
+   */
+  private stagePlace(job: JobRecord): Cell | undefined {
+    const open = this.deps.requests.openJobs(this.level.id);
+    if (open.some((j) => j.type === 'BUFFERING' && j.status === 'ACCEPTED')) return undefined;
+    const ports = this.level.balconies.filter((b) => job.balcony_ids.includes(b.id)).flatMap((b) => b.ports);
+    return this.level.buffers.find((c) => ports.some((p) => dist(p, c) <= 2) && !this.occupied(c) && !this.targeted(c, job.id));
   }
 
   private carrierInMotion(carrierId: string, self: string): boolean {
@@ -414,17 +436,63 @@ export class LevelDispatcher {
         const from = this.deps.store.collection(carriers).get(current.carrier_id!)!;
         return this.deps.requests.write(() => this.deps.requests.updateJob(current, { target: { x: from.x, y: from.y } }));
       }
-      const waiting = this.order(this.deps.requests.openJobs(this.level.id).filter((j) => j.type === 'RETRIEVING' && j.status !== 'ACCEPTED' && j.target === null && j.details['phase'] === 'carrying'));
-      const first = waiting.find((j) => j.balcony_ids.some((b) => current.balcony_ids.includes(b)));
-      const port = first?.id === current.id ? this.freePort(current, (c) => !this.occupied(c) && !this.targeted(c, current.id)) : undefined;
-      if (port) {
+      const port = this.freePort(current, (c) => !this.occupied(c) && !this.targeted(c, current.id));
+      if (port && this.nextForPort(port) === current.id) {
         return this.deps.requests.write(() => this.deps.requests.updateJob(current, {
           target: port.cell, balcony_id: port.balcony,
-          details: { ...current.details, waiting_for: 'bot_motion', reason: `bot ${current.bot_id} brings ${current.carrier_id} to balcony ${port.balcony}` },
+          details: { ...current.details, staged_at: undefined, waiting_for: 'bot_motion', reason: `bot ${current.bot_id} brings ${current.carrier_id} to balcony ${port.balcony}` },
         }));
       }
+      if (!(await this.stage(current))) return undefined;
       await new Promise((r) => setTimeout(r, PORT_POLL_MS));
     }
+  }
+
+  /**
+   * Which of the bots holding carriers for a balcony takes its free position `port`: of the
+   * highest priority waiting, the nearest (mostly one waiting beside the balcony), then the
+   * oldest request.
+   */
+  private nextForPort(port: { cell: Cell; balcony: number }): string | undefined {
+    const waiting = this.order(this.deps.requests.openJobs(this.level.id).filter((j) => j.type === 'RETRIEVING' && j.status === 'EXECUTING' &&
+      j.target === null && j.details['phase'] === 'carrying' && j.balcony_ids.includes(port.balcony)));
+    if (waiting.length === 0) return undefined;
+    const top = this.deps.requests.request(waiting[0]!.request_id).priority;
+    const bots = this.motion!.bots();
+    let best: { id: string; d: number } | undefined;
+    for (const j of waiting) {
+      if (this.deps.requests.request(j.request_id).priority !== top) break;
+      const bot = bots.find((b) => b.id === j.bot_id);
+      const d = bot ? dist(bot, port.cell) : Infinity;
+      if (!best || d < best.d) best = { id: j.id, d };
+    }
+    return best?.id;
+  }
+
+  /**
+   * Takes a bot waiting for a position to a free buffer beside its balcony (stagePlace), or
+   * back to the one it was given (after a restart it may have stopped on the way). False when
+   * the bot failed on the way (the job is then aborted) or the brain stopped.
+   */
+  private async stage(job: JobRecord): Promise<boolean> {
+    let at = stagedAt(job);
+    const bot = this.motion!.bots().find((b) => b.id === job.bot_id);
+    if (!bot || (at && bot.x === at.x && bot.y === at.y)) return true;
+    if (!at) {
+      at = this.stagePlace(job);
+      if (!at) return true;
+      const cell = at;
+      job = await this.deps.requests.write(() => this.deps.requests.updateJob(job, {
+        details: { ...job.details, staged_at: cell, reason: `bot ${job.bot_id} holds ${job.carrier_id} at the buffer ${cell.x},${cell.y} until a position at balcony ${job.balcony_ids.join(', ')} frees` },
+      }));
+    }
+    const arrived = await this.motion!.go(bot.id, { x: at.x, y: at.y, then: 'hold' });
+    if (this.stopped) return false;
+    if (!arrived.ok) {
+      await this.fail(job, arrived.reason);
+      return false;
+    }
+    return true;
   }
 
   private async fail(job: JobRecord, reason: string): Promise<void> {
@@ -440,6 +508,11 @@ export class LevelDispatcher {
       this.deps.requests.settle(current.request_id);
     });
   }
+}
+
+/** Where a retrieval waits with its carrier for a balcony position (waitForPort), if it does. */
+function stagedAt(job: JobRecord): Cell | undefined {
+  return job.target === null ? (job.details['staged_at'] as Cell | undefined) : undefined;
 }
 
 function dist(a: { x: number; y: number }, b: { x: number; y: number }): number {
