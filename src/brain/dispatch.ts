@@ -148,6 +148,9 @@ export class LevelDispatcher {
       carrier = this.deps.store.collection(carriers).get(job.carrier_id);
       if (!carrier) return wait({ waiting_for: 'parents', reason: `carrier ${job.carrier_id} is not placed yet` });
       if (claimed.has(`c:${carrier.id}`) || this.carrierInMotion(carrier.id, job.id)) return wait({ waiting_for: 'bot_motion', reason: `carrier ${carrier.id} is being moved by another job` });
+      // Set aside from in front of another, it was taken to a balcony meanwhile (another request
+      // wanted it): people work on it there; it is set aside once it is back in storage.
+      if (job.type === 'BUFFERING' && this.level.kindAt(carrier.x, carrier.y) === 'port') return wait({ waiting_for: 'carriers_in_front', reason: `carrier ${carrier.id} is at a balcony for another request` });
       const blocked = carriersInFront(this.deps.store, this.level, carrier).map((c) => c.id);
       if (job.type === 'RETRIEVING' && blocked.length > 0) return wait({ waiting_for: 'carriers_in_front', reason: `carriers in front in its lane: ${blocked.join(', ')}` });
       // Fetching it now would shut the bot in once that carrier is down.
