@@ -3,12 +3,8 @@
 // front of its own is taken to a balcony by another request first. It stays there while the
 // person works on it, and is set aside only once it is back in storage.
 import t from 'tap';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { startAdminApp, type AdminApp } from './helpers/app.js';
+import { startE2eApp, type AdminApp } from './helpers/app.js';
 import { until } from './helpers/until.js';
-import { e2eSite } from './fixtures/e2e-site.js';
 import { carriers } from '../src/domain/inventory/records.js';
 
 t.setTimeout(300_000);
@@ -16,10 +12,7 @@ t.setTimeout(300_000);
 let a: AdminApp;
 
 t.before(async () => {
-  const siteFile = path.join(mkdtempSync(path.join(tmpdir(), 'wh-e2e-')), 'site.json');
-  writeFileSync(siteFile, JSON.stringify(e2eSite()));
-  a = await startAdminApp({ WAREHOUSE_SITE: siteFile, WAREHOUSE_LINKS: 'on', WAREHOUSE_SIM_SPEED: '4' });
-  await until('three bots online', async () => (await get('/api/v2/bots')).filter((b: { online: boolean }) => b.online).length === 3, 30_000);
+  a = await startE2eApp();
 });
 t.teardown(() => a.close());
 

@@ -1,5 +1,5 @@
 /** Starts the whole app (store, certificate, routes) in a fresh state directory on a free port. */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadConfig, type Config } from '../../src/config/config.js';
@@ -7,6 +7,8 @@ import { startApp, type App } from '../../src/app.js';
 import { Client } from './client.js';
 import { memoryLogger } from './server.js';
 import { LogTail } from '../../src/log/tail.js';
+import { e2eSite } from '../fixtures/e2e-site.js';
+import { until } from './until.js';
 
 export interface TestApp {
   app: App;
@@ -59,4 +61,13 @@ export async function startAdminApp(env: Record<string, string> = {}): Promise<A
       await a.close();
     },
   };
+}
+
+/** The whole daemon on the end-to-end site (test/fixtures/e2e-site.ts) with its simulated bots, once all three are online. */
+export async function startE2eApp(): Promise<AdminApp> {
+  const siteFile = path.join(mkdtempSync(path.join(tmpdir(), 'wh-e2e-')), 'site.json');
+  writeFileSync(siteFile, JSON.stringify(e2eSite()));
+  const a = await startAdminApp({ WAREHOUSE_SITE: siteFile, WAREHOUSE_LINKS: 'on', WAREHOUSE_SIM_SPEED: '4' });
+  await until('three bots online', async () => (await a.admin.request('/api/v2/bots')).json.filter((b: { online: boolean }) => b.online).length === 3, 30_000);
+  return a;
 }
