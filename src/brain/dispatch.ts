@@ -32,9 +32,10 @@ const CARRIER_JOBS = new Set(['RETRIEVING', 'STORING', 'BUFFERING']);
 /**
  * Retrievals a balcony may have on their way beyond its free positions: their bots fetch the
  * carrier and wait with it until a position frees, so the next carrier is near when the
- * person is done (a position reserved for the whole trip leaves people waiting).
+ * person is done (a position reserved for the whole trip leaves people waiting). Four gave the
+ * demo nothing more and jammed the large bench site's one highway row with loaded bots.
  */
-const QUEUE_PER_BALCONY = 4;
+const QUEUE_PER_BALCONY = 2;
 /** How often a bot holding a carrier for a full balcony looks for a free position. */
 const PORT_POLL_MS = 50;
 
@@ -353,11 +354,17 @@ export class LevelDispatcher {
    * position, a few moves from it rather than back in the lanes; none while a carrier waits to
    * be set aside in a buffer (the buffers are for those first).
    */
-  private stagePlace(job: JobRecord): Cell | undefined {
+  private stagePlace(job: JobRecord, from: Cell): Cell | undefined {
     const open = this.deps.requests.openJobs(this.level.id);
     if (open.some((j) => j.type === 'BUFFERING' && j.status === 'ACCEPTED')) return undefined;
     const ports = this.level.balconies.filter((b) => job.balcony_ids.includes(b.id)).flatMap((b) => b.ports);
-    return this.level.buffers.find((c) => ports.some((p) => dist(p, c) <= 2) && !this.occupied(c) && !this.targeted(c, job.id));
+    // the nearest: a far one sends loaded bots along the highway past the others
+    let best: Cell | undefined;
+    for (const c of this.level.buffers) {
+      if (!ports.some((p) => dist(p, c) <= 2) || this.occupied(c) || this.targeted(c, job.id)) continue;
+      if (!best || dist(c, from) < dist(best, from)) best = c;
+    }
+    return best;
   }
 
   private carrierInMotion(carrierId: string, self: string): boolean {
@@ -482,7 +489,7 @@ export class LevelDispatcher {
     const bot = this.motion!.bots().find((b) => b.id === job.bot_id);
     if (!bot || (at && bot.x === at.x && bot.y === at.y)) return true;
     if (!at) {
-      at = this.stagePlace(job);
+      at = this.stagePlace(job, bot);
       if (!at) return true;
       const cell = at;
       job = await this.deps.requests.write(() => this.deps.requests.updateJob(job, {
