@@ -311,6 +311,13 @@ class PlannerImpl {
     b.nextHeading = h;
   }
 
+  // Bot i waits this step and keeps its cell.
+  void holdInPlace(int32_t i) {
+    BotData& b = bots_[static_cast<size_t>(i)];
+    reserveNext(b.state.cell, i);
+    decide(b, Action::Wait, b.state.cell, b.state.heading);
+  }
+
   // The best use of a step in place: the goal's act, a turn that brings the bot closer, or a wait.
   void stayAction(BotData& b) {
     const Cell c = b.state.cell;
@@ -561,7 +568,7 @@ class PlannerImpl {
     }
     problem.movesToGoal = [&](size_t k, Cell c) { return movesTo(bots_[static_cast<size_t>(near[k])], c); };
     const auto now = Clock::now();
-    // bounded in work (EscapeProblem::maxNodes, the same plan on a busy machine) and, should the
+    // bounded in work (EscapeProblem::maxGenerated, the same plan on a busy machine) and, should the
     // machine be very busy, in time: a share of what is left of the step
     const Deadline until = now < deadline ? now + (deadline - now) / 4 : now;
     std::vector<std::vector<Cell>> configs = planEscape(problem, until);
@@ -614,10 +621,7 @@ class PlannerImpl {
     const bool slowForward = durationOf(Action::Forward) > 1;
     for (size_t m = 0; m < escape_.slots.size(); ++m) {
       const int32_t i = escape_.slots[m];
-      BotData& b = bots_[static_cast<size_t>(i)];
-      if (escape_.left[m] || b.decided || escape_.at[m] == t) continue;
-      reserveNext(b.state.cell, i);
-      decide(b, Action::Wait, b.state.cell, b.state.heading);
+      if (!escape_.left[m] && !bots_[static_cast<size_t>(i)].decided && escape_.at[m] != t) holdInPlace(i);
     }
     for (size_t pass = 0; pass <= escape_.slots.size(); ++pass) {
       bool changed = false;
@@ -660,10 +664,7 @@ class PlannerImpl {
     }
     for (size_t m = 0; m < escape_.slots.size(); ++m) {
       const int32_t i = escape_.slots[m];
-      BotData& b = bots_[static_cast<size_t>(i)];
-      if (escape_.left[m] || b.decided) continue;
-      reserveNext(b.state.cell, i);
-      decide(b, Action::Wait, b.state.cell, b.state.heading);
+      if (!escape_.left[m] && !bots_[static_cast<size_t>(i)].decided) holdInPlace(i);
     }
   }
 
@@ -760,8 +761,7 @@ class PlannerImpl {
         b.decided = true;
         b.nextCell = b.action == Action::Forward && completes ? b.target.cell : b.state.cell;
       } else if (frozen(b)) {
-        reserveNext(b.state.cell, self);
-        decide(b, Action::Wait, b.state.cell, b.state.heading);
+        holdInPlace(self);
       }
     }
     maybeStartEscape(deadline);

@@ -233,15 +233,10 @@ struct EngineState {
       case wp::EngineEventKind::GoalUnreachable:
       case wp::EngineEventKind::Stalled:
       case wp::EngineEventKind::Unstalled:
-        num("bot", e.bot);
-        num("cell", e.cell);
-        num("goal", static_cast<double>(e.goal));
-        num("step", static_cast<double>(e.step));
-        break;
       case wp::EngineEventKind::Escaped:
         num("bot", e.bot);
         num("cell", e.cell);
-        num("bots", e.count);
+        if (e.kind == wp::EngineEventKind::Escaped) num("bots", e.count);
         num("goal", static_cast<double>(e.goal));
         num("step", static_cast<double>(e.step));
         break;

@@ -208,8 +208,7 @@ export class LevelDispatcher {
 
   /** Whether a retrieval that may go to one of the job's balconies holds its carrier and waits for a position. */
   private queuedFor(job: JobRecord): boolean {
-    return this.deps.requests.openJobs(this.level.id).some((j) => j.type === 'RETRIEVING' && j.status === 'EXECUTING' && j.target === null &&
-      j.details['phase'] === 'carrying' && j.balcony_ids.some((b) => job.balcony_ids.includes(b)));
+    return this.deps.requests.openJobs(this.level.id).some((j) => waitsForPort(j) && j.balcony_ids.some((b) => job.balcony_ids.includes(b)));
   }
 
   /** Where a job takes its carrier or bot (null: a balcony position, found once the carrier is lifted), or why there is no such place now. */
@@ -464,8 +463,7 @@ export class LevelDispatcher {
    * oldest request.
    */
   private nextForPort(port: { cell: Cell; balcony: number }): string | undefined {
-    const waiting = this.order(this.deps.requests.openJobs(this.level.id).filter((j) => j.type === 'RETRIEVING' && j.status === 'EXECUTING' &&
-      j.target === null && j.details['phase'] === 'carrying' && j.balcony_ids.includes(port.balcony)));
+    const waiting = this.order(this.deps.requests.openJobs(this.level.id).filter((j) => waitsForPort(j) && j.balcony_ids.includes(port.balcony)));
     if (waiting.length === 0) return undefined;
     const top = this.deps.requests.request(waiting[0]!.request_id).priority;
     const bots = this.motion!.bots();
@@ -518,6 +516,11 @@ export class LevelDispatcher {
       this.deps.requests.settle(current.request_id);
     });
   }
+}
+
+/** A retrieval whose bot holds its carrier and waits for a balcony position (waitForPort). */
+function waitsForPort(j: JobRecord): boolean {
+  return j.type === 'RETRIEVING' && j.status === 'EXECUTING' && j.target === null && j.details['phase'] === 'carrying';
 }
 
 /** Where a retrieval waits with its carrier for a balcony position (waitForPort), if it does. */
