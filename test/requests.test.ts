@@ -8,6 +8,7 @@ import type { Answer } from './helpers/client.js';
 import { until } from './helpers/until.js';
 import { smallSite, writeSite } from './fixtures/small-site.js';
 import { carriers } from '../src/domain/inventory/records.js';
+import { jobs, type JobRecord } from '../src/domain/requests/records.js';
 
 let a: AdminApp;
 
@@ -294,4 +295,32 @@ t.test('a carrier a running store sets down in front of another is buffered firs
   t.equal((await post(`/api/v2/trigger/${person.id}`, {})).status, 200);
   t.match(a.app.store.collection(carriers).get('C7'), { level_id: 1, x: 2, y: 0 }, 'on the free position');
   await post(`/api/v2/requests/${r.json.id}/cancel`, {});
+});
+
+t.test('open jobs are read once per turn; a write here, or the next turn, shows the change', async (t) => {
+  const r = await post('/api/v2/requests', { type: 'FULFILLMENT', entities: [{ sku_id: 'A', quantity: 1 }] });
+  t.equal(r.status, 201, JSON.stringify(r.json));
+  const requests = a.app.requests;
+  const mine = (list: JobRecord[]) => list.filter((j) => j.request_id === r.json.id);
+  const level = mine(requests.openJobs(1)).length > 0 ? 1 : 0;
+  const job = mine(requests.openJobs(level)).find((j) => j.type === 'RETRIEVING')!;
+  t.ok(job, 'the retrieval is open');
+  // A write of this thread: seen inside it and at once after it (no await in between).
+  let inside: JobRecord | undefined;
+  const written = requests.write(() => {
+    requests.updateJob(requests.job(job.id), { details: { ...job.details, note: 'here' } });
+    inside = requests.openJobs(level).find((j) => j.id === job.id);
+  });
+  t.equal(inside?.details['note'], 'here', 'inside the write');
+  t.equal(requests.openJobs(level).find((j) => j.id === job.id)?.details['note'], 'here', 'right after the write');
+  await written;
+  // A write of another thread (the brain's) goes round this instance: seen from the next turn on.
+  requests.openJobs(level);
+  await a.app.store.write(() => a.app.store.collection(jobs).put({ ...requests.job(job.id), details: { ...job.details, note: 'there' } }));
+  await new Promise((resolve) => setImmediate(resolve));
+  t.equal(requests.openJobs(level).find((j) => j.id === job.id)?.details['note'], 'there', 'the next turn');
+  const list = requests.openJobs(level);
+  list.length = 0;
+  t.ok(requests.openJobs(level).length > 0, 'each caller gets its own list');
+  t.equal((await post(`/api/v2/requests/${r.json.id}/cancel`, {})).status, 200);
 });

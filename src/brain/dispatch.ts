@@ -155,7 +155,7 @@ export class LevelDispatcher {
       const blocked = carriersInFront(this.deps.store, this.level, carrier).map((c) => c.id);
       if (job.type === 'RETRIEVING' && blocked.length > 0) return wait({ waiting_for: 'carriers_in_front', reason: `carriers in front in its lane: ${blocked.join(', ')}` });
       // Fetching it now would shut the bot in once that carrier is down.
-      const inbound = carriersComingInFront(this.deps.store, this.level, carrier)[0];
+      const inbound = carriersComingInFront(this.deps.store, this.level, carrier, this.deps.requests.openJobs(this.level.id))[0];
       if (inbound) return wait({ waiting_for: 'carriers_in_front', reason: `carrier ${inbound.id} is being set down in front of it in its lane` });
     }
     const target = this.target(job, carrier, claimed);
@@ -213,7 +213,8 @@ export class LevelDispatcher {
 
   /** Where a job takes its carrier or bot (null: a balcony position, found once the carrier is lifted), or why there is no such place now. */
   private target(job: JobRecord, carrier: CarrierRecord | undefined, claimed: Set<string>): { cell: Cell | null; balcony?: number } | { wait: JobDetails } {
-    const free = (c: Cell) => !claimed.has(`t:${c.x}:${c.y}`) && !this.occupied(c) && !this.targeted(c, job.id);
+    const targeted = this.targetedCells(job.id);
+    const free = (c: Cell) => !claimed.has(`t:${c.x}:${c.y}`) && !targeted.has(`${c.x}:${c.y}`) && !this.occupied(c);
     switch (job.type) {
       case 'RETRIEVING':
       case 'OFFBOARDING_BC': {
@@ -334,18 +335,19 @@ export class LevelDispatcher {
   }
 
   private occupied(c: Cell): boolean {
-    return this.deps.store.collection(carriers).findOne('position', positionKey(this.level.id, c.x, c.y)) !== undefined;
+    return this.deps.store.collection(carriers).countBy('position', positionKey(this.level.id, c.x, c.y)) > 0;
   }
 
 
-  /** Another running job goes there, or waits there for a balcony position. */
-  private targeted(c: Cell, self: string): boolean {
+  /** Cells ("x:y") where running jobs other than `self` go, or wait for a balcony position. */
+  private targetedCells(self: string): Set<string> {
+    const out = new Set<string>();
     for (const j of this.deps.requests.openJobs(this.level.id)) {
       if (j.id === self || (j.status !== 'EXECUTING' && j.status !== 'CANCELLING')) continue;
       const at = j.target ?? stagedAt(j);
-      if (at && at.x === c.x && at.y === c.y) return true;
+      if (at) out.add(`${at.x}:${at.y}`);
     }
-    return false;
+    return out;
   }
 
   /**
@@ -358,9 +360,10 @@ export class LevelDispatcher {
     if (open.some((j) => j.type === 'BUFFERING' && j.status === 'ACCEPTED')) return undefined;
     const ports = this.level.balconies.filter((b) => job.balcony_ids.includes(b.id)).flatMap((b) => b.ports);
     // the nearest: a far one sends loaded bots along the highway past the others
+    const targeted = this.targetedCells(job.id);
     let best: Cell | undefined;
     for (const c of this.level.buffers) {
-      if (!ports.some((p) => dist(p, c) <= 2) || this.occupied(c) || this.targeted(c, job.id)) continue;
+      if (!ports.some((p) => dist(p, c) <= 2) || this.occupied(c) || targeted.has(`${c.x}:${c.y}`)) continue;
       if (!best || dist(c, from) < dist(best, from)) best = c;
     }
     return best;
@@ -445,7 +448,8 @@ export class LevelDispatcher {
         const from = this.deps.store.collection(carriers).get(current.carrier_id!)!;
         return this.deps.requests.write(() => this.deps.requests.updateJob(current, { target: { x: from.x, y: from.y } }));
       }
-      const port = this.freePort(current, (c) => !this.occupied(c) && !this.targeted(c, current.id));
+      const targeted = this.targetedCells(current.id);
+      const port = this.freePort(current, (c) => !this.occupied(c) && !targeted.has(`${c.x}:${c.y}`));
       if (port && this.nextForPort(port) === current.id) {
         return this.deps.requests.write(() => this.deps.requests.updateJob(current, {
           target: port.cell, balcony_id: port.balcony,

@@ -324,7 +324,7 @@ class PlanBuilder {
     const level = this.ctx.site.level(carrier.level_id);
     if (!level) return [];
     const stored = carriersInFront(this.ctx.store, level, carrier);
-    const coming = carriersComingInFront(this.ctx.store, level, carrier).filter((c) => !stored.some((s) => s.id === c.id));
+    const coming = carriersComingInFront(this.ctx.store, level, carrier, this.openJobs([level.id])).filter((c) => !stored.some((s) => s.id === c.id));
     return [...stored, ...coming];
   }
 
@@ -394,8 +394,9 @@ class PlanBuilder {
     return false;
   }
 
-  private *openJobs(): Iterable<JobRecord> {
-    for (const level of [0, ...this.ctx.site.levels.map((l) => l.id)]) {
+  /** Open jobs of these levels (by default all, and jobs of no level). */
+  private *openJobs(levels = [0, ...this.ctx.site.levels.map((l) => l.id)]): Iterable<JobRecord> {
+    for (const level of levels) {
       for (const key of this.ctx.store.collection(jobs).keysBy('open', level)) {
         const j = this.ctx.store.collection(jobs).get(key);
         if (j) yield j;

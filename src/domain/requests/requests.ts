@@ -59,6 +59,9 @@ export class Requests {
   /** Request ids changed by the write in progress. */
   private touched = new Set<string>();
   private readonly carriersTouched = new Set<string>();
+  /** Writes under way in this thread: reads inside them bypass openThisTurn. */
+  private writing = 0;
+  private readonly openThisTurn = new Map<number, readonly JobRecord[]>();
   private readonly skusTouched = new Set<string>();
 
   constructor(private readonly deps: RequestsDeps) {}
@@ -99,8 +102,23 @@ export class Requests {
     return this.store.collection(jobs).get(id);
   }
 
-  /** Open jobs of a level (0: jobs of no level), oldest first. */
+  /**
+   * Open jobs of a level (0: jobs of no level), oldest first. Outside a write they are read
+   * once per turn of the event loop: dispatch asks for them for every cell and job it weighs,
+   * and decoding them each time kept the brain's thread from the bots' telemetry.
+   */
   openJobs(levelId: number): JobRecord[] {
+    if (this.writing) return this.readOpenJobs(levelId);
+    let list = this.openThisTurn.get(levelId);
+    if (!list) {
+      if (this.openThisTurn.size === 0) queueMicrotask(() => this.openThisTurn.clear());
+      list = this.readOpenJobs(levelId);
+      this.openThisTurn.set(levelId, list);
+    }
+    return [...list];
+  }
+
+  private readOpenJobs(levelId: number): JobRecord[] {
     const out: JobRecord[] = [];
     for (const key of this.store.collection(jobs).keysBy('open', levelId)) {
       const j = this.store.collection(jobs).get(key);
@@ -416,10 +434,17 @@ export class Requests {
   write<R>(fn: () => R): Promise<R> {
     return this.store.write(() => {
       // The callback runs whole on the JS thread, so these sets belong to this write alone.
+      this.openThisTurn.clear();
+      this.writing++;
       this.touched = new Set();
       this.carriersTouched.clear();
       this.skusTouched.clear();
-      const result = fn();
+      let result: R;
+      try {
+        result = fn();
+      } finally {
+        this.writing--;
+      }
       const requestsNow = this.touched;
       const carriersNow = [...this.carriersTouched];
       const skusNow = [...this.skusTouched];
