@@ -5,6 +5,7 @@ import t from 'tap';
 import { startE2eApp, type AdminApp } from './helpers/app.js';
 import { until } from './helpers/until.js';
 import { carriers } from '../src/domain/inventory/records.js';
+import { carriersInFront } from '../src/domain/inventory/lane.js';
 
 // Whole daemons with simulated bots: slower than tap's default file budget on a loaded machine.
 t.setTimeout(300_000);
@@ -74,9 +75,18 @@ t.test('a fetch is checked at the balcony and the carrier goes home', async (t) 
 t.test('priority 20 overtakes priority 10 at a full balcony; the next carrier waits near it', async (t) => {
   await post('/api/v2/requests', { type: 'PAUSE' });
   await until('paused', async () => (await get('/api/v2/storage_status')).storage_status === 'PAUSED');
-  const low1 = await post('/api/v2/requests', { type: 'FETCH', priority: 10, entities: [{ carrier_id: 'C4', balcony_ids: [2] }] });
-  const low2 = await post('/api/v2/requests', { type: 'FETCH', priority: 10, entities: [{ carrier_id: 'C3', balcony_ids: [2] }] });
-  const high = await post('/api/v2/requests', { type: 'FETCH', priority: 20, entities: [{ carrier_id: 'C1', balcony_ids: [2] }] });
+  // Three carriers with nothing in front (where the flows above stored them back varies with
+  // the positions they were given): each needs one bot and no buffering.
+  const level = a.app.site.level(1)!;
+  const free = ['C1', 'C2', 'C3', 'C4'].filter((id) => {
+    const c = a.app.store.collection(carriers).get(id)!;
+    return inStorage(id) && carriersInFront(a.app.store, level, c).length === 0;
+  });
+  t.ok(free.length >= 3, `three carriers with nothing in front: ${free.join(', ')}`);
+  const [first, second, third] = free as [string, string, string];
+  const low1 = await post('/api/v2/requests', { type: 'FETCH', priority: 10, entities: [{ carrier_id: first, balcony_ids: [2] }] });
+  const low2 = await post('/api/v2/requests', { type: 'FETCH', priority: 10, entities: [{ carrier_id: second, balcony_ids: [2] }] });
+  const high = await post('/api/v2/requests', { type: 'FETCH', priority: 20, entities: [{ carrier_id: third, balcony_ids: [2] }] });
   await post('/api/v2/requests', { type: 'RESUME' });
   // From the job graph: a carrier stored behind another since the flows above has its
   // RETRIEVING still CREATED (hidden from GET /jobs) until the one in front is moved.

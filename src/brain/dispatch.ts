@@ -36,6 +36,8 @@ const CARRIER_JOBS = new Set(['RETRIEVING', 'STORING', 'BUFFERING']);
  * demo nothing more and jammed the large bench site's one highway row with loaded bots.
  */
 const QUEUE_PER_BALCONY = 2;
+/** Cells of travel a carrier going home may add to avoid a space in front of another carrier. */
+const SHUT_IN_COST = 8;
 /** How often a bot holding a carrier for a full balcony looks for a free position. */
 const PORT_POLL_MS = 50;
 
@@ -177,15 +179,21 @@ export class LevelDispatcher {
     }, `bot ${bot.id}, target ${target.cell ? `${target.cell.x},${target.cell.y}` : 'the first free balcony position'}`);
   }
 
-  /** Where a job takes its carrier or bot, or why there is no such place now. */
-  /** A free position at one of the job's balconies. */
-  private freePort(job: JobRecord, free: (c: Cell) => boolean): { cell: Cell; balcony: number } | undefined {
+  /**
+   * The free position at one of the job's balconies nearest `from` (the carrier, or the bot
+   * holding it): with the first free one instead, the balconies first in the site's order took
+   * most carriers and the far ones stood idle.
+   */
+  private freePort(job: JobRecord, free: (c: Cell) => boolean, from: Cell | undefined): { cell: Cell; balcony: number } | undefined {
+    let best: { cell: Cell; balcony: number } | undefined;
     for (const b of this.level.balconies) {
       if (!job.balcony_ids.includes(b.id)) continue;
-      const port = b.ports.find(free);
-      if (port) return { cell: port, balcony: b.id };
+      for (const port of b.ports) {
+        if (!free(port)) continue;
+        if (!best || (from && dist(port, from) < dist(best.cell, from))) best = { cell: port, balcony: b.id };
+      }
     }
-    return undefined;
+    return best;
   }
 
   /**
@@ -220,7 +228,7 @@ export class LevelDispatcher {
       case 'OFFBOARDING_BC': {
         // Carriers already fetched and waiting (beside the balcony, mostly) take free
         // positions first: a new retrieval's carrier is a whole trip away.
-        const port = this.queuedFor(job) ? undefined : this.freePort(job, free);
+        const port = this.queuedFor(job) ? undefined : this.freePort(job, free, carrier);
         if (port) return port;
         if (job.type === 'RETRIEVING' && this.mayQueue(job)) return { cell: null };
         return { wait: { waiting_for: 'balcony', reason: `no free position at balcony ${job.balcony_ids.join(', ')}` } };
@@ -247,7 +255,7 @@ export class LevelDispatcher {
 
   /**
    * The deepest free space of a lane whose spaces in front are free too, nearest the carrier
-   * first. A lane with work under way in it is left alone (a carrier being fetched from it, or
+   * first, counting SHUT_IN_COST cells more per carrier it would stand in front of. A lane with work under way in it is left alone (a carrier being fetched from it, or
    * one on its way into it): a carrier set down in front of a bot that lifts another, or goes
    * deeper, would shut it in (loaded bots pass under no carrier).
    */
@@ -262,13 +270,14 @@ export class LevelDispatcher {
     let best: { cell: Cell; cost: number } | undefined;
     for (const lane of this.level.lanes) {
       if (lane.spaces.some((s) => busy(`${s.x}:${s.y}`))) continue;
-      let pick: Cell | undefined;
-      for (const s of lane.spaces) {
-        if (!free(s)) break;
-        pick = s;
-      }
-      if (!pick) continue;
-      const cost = carrier ? Math.abs(pick.x - carrier.x) + Math.abs(pick.y - carrier.y) : 0;
+      let depth = 0;
+      while (depth < lane.spaces.length && free(lane.spaces[depth]!)) depth++;
+      if (depth === 0) continue;
+      const pick = lane.spaces[depth - 1]!;
+      // Each carrier it shuts in costs a buffering (two trips) should that one be wanted.
+      let shutIn = 0;
+      for (let d = depth; d < lane.spaces.length; d++) if (this.occupied(lane.spaces[d]!)) shutIn++;
+      const cost = (carrier ? dist(pick, carrier) : 0) + SHUT_IN_COST * shutIn;
       if (!best || cost < best.cost) best = { cell: pick, cost };
     }
     return best?.cell;
@@ -449,7 +458,8 @@ export class LevelDispatcher {
         return this.deps.requests.write(() => this.deps.requests.updateJob(current, { target: { x: from.x, y: from.y } }));
       }
       const targeted = this.targetedCells(current.id);
-      const port = this.freePort(current, (c) => !this.occupied(c) && !targeted.has(`${c.x}:${c.y}`));
+      const bot = this.motion!.bots().find((b) => b.id === current.bot_id);
+      const port = this.freePort(current, (c) => !this.occupied(c) && !targeted.has(`${c.x}:${c.y}`), bot);
       if (port && this.nextForPort(port) === current.id) {
         return this.deps.requests.write(() => this.deps.requests.updateJob(current, {
           target: port.cell, balcony_id: port.balcony,

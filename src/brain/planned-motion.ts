@@ -21,6 +21,9 @@ import type { BotEvent, BotState, CommandOutcome } from './links.js';
 import { cellFlags, moveStep, plannerHeading } from './level-grid.js';
 import type { GoalOutcome, LevelMotion, MotionBot, MotionGoal } from './motion.js';
 
+/** How often each level's planner figures go to the log. */
+const PLANNER_SUMMARY_MS = 5 * 60_000;
+
 /** Fault flags that stop a bot (PROTOCOL.md section 12: ERROR and FATAL faults latch). */
 const STOPPING_FAULTS = 0x0fff & ~0x0800; // every flag except LINK_LOST, which the link handles
 
@@ -70,6 +73,9 @@ export class PlannedMotion implements LevelMotion {
   constructor(private readonly o: PlannedMotionOptions) {
     this.levelId = o.level.id;
     for (const id of o.botIds()) this.run(id);
+    const summary = setInterval(() => this.logSummary(), PLANNER_SUMMARY_MS);
+    summary.unref();
+    this.stops.push(() => clearInterval(summary));
     this.stops.push(
       o.planner.onCommands((actions) => {
         for (const a of actions) this.perform(a);
@@ -132,8 +138,18 @@ export class PlannedMotion implements LevelMotion {
 
   async close(): Promise<void> {
     for (const stop of this.stops) stop();
+    this.logSummary();
     for (const r of this.runs.values()) this.finish(r.id, { ok: false, reason: 'the brain is stopping' });
     await this.o.planner.close();
+  }
+
+  /** What the level's planner did so far, for the journal: is the level moving, are bots stuck in jams. */
+  private logSummary(): void {
+    const s = this.o.planner.stats();
+    this.o.logger.info({
+      level_id: this.levelId, steps: s.steps, bots: s.bots, goals_reached: s.goals.reached, stalls: s.stalls, escapes: s.escapes,
+      step_ms_p99: s.stepMs.p99, over_budget: s.overBudget, replans: s.replans, violations: s.violations,
+    }, 'level planner summary');
   }
 
   private run(id: number): BotRun {
