@@ -127,7 +127,7 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
     : undefined;
 
   const links = config.links === 'on' ? await SiteLinks.start(site, config.site, logger, {
-    speed: config.sim_speed, stateDir: config.state_dir, carriers: [...store.collection(carriers).scan()],
+    speed: config.sim_speed, battery: config.sim_battery_permille, stateDir: config.state_dir, carriers: [...store.collection(carriers).scan()],
   }) : undefined;
   const brain = new BrainHost({
     config, site, logger, events, links, refresh: (c, k) => refresh(c, k),

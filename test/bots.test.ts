@@ -3,7 +3,7 @@
 import t from 'tap';
 import { startAdminApp, type AdminApp } from './helpers/app.js';
 import { smallSite, writeSite } from './fixtures/small-site.js';
-import { FAULT_FLAGS } from '../src/sim/fault-table.js';
+import { FAULT_FLAGS } from '../src/link/protocol/faults.js';
 
 let a: AdminApp;
 

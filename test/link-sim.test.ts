@@ -21,7 +21,7 @@ import path from 'node:path';
 import { SerialTransport, type TransportState } from '../src/link/serial.js';
 import type { Command, Link, LinkEvent, LinkOptions, LinkStats } from '../src/native/link.js';
 import { createLink } from '../src/native/link.js';
-import { FAULT_BY_NAME } from '../src/sim/fault-table.js';
+import { FAULT_BY_NAME } from '../src/link/protocol/faults.js';
 import type { LinkKnobs } from '../src/sim/knobs.js';
 import type { LevelSnapshot } from '../src/sim/gateway.js';
 import { startSimulator, type SimulatorProcess } from '../src/sim/process.js';

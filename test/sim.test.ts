@@ -14,7 +14,7 @@ import type { Frame, Message, MessageOf, MessageType, Telemetry } from '../src/l
 import { SerialTransport } from '../src/link/serial.js';
 import { startSimulator, type SimulatorProcess } from '../src/sim/process.js';
 import { Simulator } from '../src/sim/simulator.js';
-import { FAULT_BY_NAME, FAULT_FLAGS } from '../src/sim/fault-table.js';
+import { FAULT_BY_NAME, FAULT_FLAGS } from '../src/link/protocol/faults.js';
 
 // The site of docs/site-layout.md with three bots: 1 on the highway, 2 next to a wall,
 // 3 on the charger.

@@ -32,10 +32,11 @@ const CARRIER_JOBS = new Set(['RETRIEVING', 'STORING', 'BUFFERING']);
 /**
  * Retrievals a balcony may have on their way beyond its free positions: their bots fetch the
  * carrier and wait with it until a position frees, so the next carrier is near when the
- * person is done (a position reserved for the whole trip leaves people waiting). Four gave the
- * demo nothing more and jammed the large bench site's one highway row with loaded bots.
+ * person is done (a position reserved for the whole trip leaves people waiting). Two left the
+ * large bench site's far balconies waiting for carriers on their way (213 against 234 carriers
+ * per balcony-hour with four; the demo 251 against 271: docs/benchmarks-site.md, round 5).
  */
-const QUEUE_PER_BALCONY = 2;
+const QUEUE_PER_BALCONY = 4;
 /** Cells of travel a carrier going home may add to avoid a space in front of another carrier. */
 const SHUT_IN_COST = 8;
 /** How often a bot holding a carrier for a full balcony looks for a free position. */
@@ -242,7 +243,9 @@ export class LevelDispatcher {
         return buffer ? { cell: buffer } : { wait: { waiting_for: 'storage_space', reason: 'no free buffer space on the level' } };
       }
       case 'CHARGING': {
-        const charger = this.level.chargers.find(free);
+        // A charging job ends once the bot charges; the bot stays there until its charge is done.
+        const bots = this.motion!.bots();
+        const charger = this.level.chargers.find((c) => free(c) && !bots.some((b) => b.charging && b.x === c.x && b.y === c.y));
         return charger ? { cell: charger } : { wait: { waiting_for: 'bot', reason: 'every charger is taken' } };
       }
       default: {

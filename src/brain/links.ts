@@ -12,7 +12,7 @@ import { SerialTransport } from '../link/serial.js';
 import type { Fault, LedStep, Result, Telemetry } from '../link/protocol/messages.js';
 import type { Command } from '../native/link.js';
 import { startSimulator, type SimulatorProcess } from '../sim/process.js';
-import { BOT_FIGURES } from '../sim/figures.js';
+import { BOT_FIGURES, type BotFigures } from '../sim/figures.js';
 import { CARRIER_PLACES, type Site } from '../domain/site/load.js';
 import { LED_NODE_BASE } from './lights.js';
 
@@ -101,20 +101,21 @@ export class SiteLinks {
   /** Starts the simulator when a level needs it, then a transport and a link per level. */
   static async start(
     site: Site, sitePath: string, logger: Logger,
-    options: { speed?: number; now?: () => number; carriers?: readonly CarrierPlace[]; stateDir?: string } = {},
+    options: { speed?: number; battery?: number; now?: () => number; carriers?: readonly CarrierPlace[]; stateDir?: string } = {},
   ): Promise<SiteLinks> {
     const simulated = site.levels.some((l) => l.serial_device === 'sim');
     const speed = options.speed ?? 1;
     // Faster than real time: the bots' mechanical figures shrink; the protocol's timing does not.
-    const figures = speed === 1 ? undefined : {
+    const figures: Partial<BotFigures> = speed === 1 ? {} : {
       cellMs: BOT_FIGURES.cellMs / speed, turnMs: BOT_FIGURES.turnMs / speed, liftMs: BOT_FIGURES.liftMs / speed,
       idleDrainPerS: BOT_FIGURES.idleDrainPerS * speed, moveDrainPerS: BOT_FIGURES.moveDrainPerS * speed,
       liftDrainPerS: BOT_FIGURES.liftDrainPerS * speed, chargePerS: BOT_FIGURES.chargePerS * speed,
     };
+    if (options.battery !== undefined) Object.assign(figures, { batteryStartMin: options.battery, batteryStartMax: options.battery });
     // The simulated site starts where the store says the carriers are (they moved since the
     // layout was written), as a real site would after a restart.
     const simSite = options.carriers && options.stateDir ? simulatorLayout(site, options.carriers, options.stateDir, logger) : sitePath;
-    const sim = simulated ? await startSimulator({ site: simSite, onLog: (line) => logger.debug({ sim: line }, 'simulator'), ...(figures ? { figures } : {}) }) : undefined;
+    const sim = simulated ? await startSimulator({ site: simSite, onLog: (line) => logger.debug({ sim: line }, 'simulator'), ...(Object.keys(figures).length > 0 ? { figures } : {}) }) : undefined;
     if (sim) logger.info({ pid: sim.pid, devices: Object.fromEntries(sim.devices) }, 'simulator started');
     const links = new SiteLinks(site, logger, sim, options.now ?? Date.now);
     for (const level of site.levels) {

@@ -16,6 +16,7 @@ import type { SiteLevel } from '../domain/site/load.js';
 import type { Logger } from '../log/logger.js';
 import type { Command } from '../native/link.js';
 import type { Heading } from '../link/protocol/messages.js';
+import { STOPPING_FLAGS } from '../link/protocol/faults.js';
 import { type LevelPlanner, type PlannedAction, type PlannerEvent, type PlanState } from '../native/planner.js';
 import type { BotEvent, BotState, CommandOutcome } from './links.js';
 import { cellFlags, moveStep, plannerHeading } from './level-grid.js';
@@ -24,8 +25,6 @@ import type { GoalOutcome, LevelMotion, MotionBot, MotionGoal } from './motion.j
 /** How often each level's planner figures go to the log. */
 const PLANNER_SUMMARY_MS = 5 * 60_000;
 
-/** Fault flags that stop a bot (PROTOCOL.md section 12: ERROR and FATAL faults latch). */
-const STOPPING_FAULTS = 0x0fff & ~0x0800; // every flag except LINK_LOST, which the link handles
 
 export interface MotionRadio {
   send(levelId: number, node: number, command: Command, timeoutMs?: number): Promise<CommandOutcome>;
@@ -62,6 +61,11 @@ interface BotRun {
   clearing: boolean;
   /** Stopped by a refusal or fault: the planner routes around it until it is freed. */
   stuck: boolean;
+  /**
+   * Stays on its charger (the planner keeps it there) until its telemetry says the charge is
+   * done: 'asked' once CHARGE is accepted, 'seen' once telemetry shows it charging.
+   */
+  charging: 'no' | 'asked' | 'seen';
 }
 
 export class PlannedMotion implements LevelMotion {
@@ -97,7 +101,7 @@ export class PlannedMotion implements LevelMotion {
       if (!t || !r.planned) continue;
       out.push({
         id: r.id, level_id: this.levelId, online: t.online, idle: r.goal === undefined && r.pending === undefined && !r.stuck, x: t.x, y: t.y,
-        lifted: t.carrier_held, charging: t.is_charging, battery: t.battery_level, faulted: (t.faults & STOPPING_FAULTS) !== 0,
+        lifted: t.carrier_held, charging: t.is_charging, battery: t.battery_level, faulted: (t.faults & STOPPING_FLAGS) !== 0,
       });
     }
     return out;
@@ -109,6 +113,7 @@ export class PlannedMotion implements LevelMotion {
     if (r.goal) return Promise.resolve({ ok: false, reason: `bot ${botId} has a goal already` });
     return new Promise((resolve) => {
       r.goal = { goal, resolve };
+      r.charging = 'no';
       const act = goal.then === 'lift' ? 'lift' : goal.then === 'lower' ? 'lower' : 'none';
       // Work at the goal (charging, tags, a carrier held at a balcony) must not be interrupted by a push.
       const stay = act === 'none' && goal.then !== 'none';
@@ -155,7 +160,7 @@ export class PlannedMotion implements LevelMotion {
   private run(id: number): BotRun {
     let r = this.runs.get(id);
     if (!r) {
-      r = { id, telemetry: undefined, planned: false, goal: undefined, pending: undefined, segment: 0, paused: this.paused, clearing: false, stuck: false };
+      r = { id, telemetry: undefined, planned: false, goal: undefined, pending: undefined, segment: 0, paused: this.paused, clearing: false, stuck: false, charging: 'no' };
       this.runs.set(id, r);
     }
     return r;
@@ -175,6 +180,12 @@ export class PlannedMotion implements LevelMotion {
       return;
     }
     if (event.kind !== 'telemetry') return;
+    if (r.charging === 'asked' && event.bot.is_charging) r.charging = 'seen';
+    else if (r.charging === 'seen' && !event.bot.is_charging) {
+      // Charged: the charger is free for the next bot, which may push this one aside.
+      r.charging = 'no';
+      this.o.planner.cancelGoal(r.id);
+    }
     const t = event.telemetry;
     const state: PlanState = { cell: t.y * this.o.level.width + t.x, heading: plannerHeading(t.heading), lifted: t.lift === 'UP' };
     if (!r.planned) {
@@ -267,7 +278,7 @@ export class PlannedMotion implements LevelMotion {
     // telemetry says and planned again (a fault waits for its clearing instead).
     setTimeout(() => {
       const t = r.telemetry;
-      if (r.planned && t && t.online && (t.faults & STOPPING_FAULTS) === 0) this.free(r);
+      if (r.planned && t && t.online && (t.faults & STOPPING_FLAGS) === 0) this.free(r);
     }, 1000).unref();
   }
 
@@ -287,9 +298,12 @@ export class PlannedMotion implements LevelMotion {
       if (!mode.delivered || mode.result !== 'OK') return this.finish(botId, { ok: false, reason: 'the bot did not enter RFID writing mode' });
     }
     const outcome = await this.o.radio.send(this.levelId, botId, command, 15_000);
-    if (!outcome.delivered) this.finish(botId, { ok: false, reason: `${command.type} not delivered: ${outcome.reason}` });
-    else if (outcome.result !== 'OK') this.finish(botId, { ok: false, reason: `${command.type} refused: ${outcome.result}` });
-    else this.finish(botId, { ok: true });
+    if (!outcome.delivered) return this.finish(botId, { ok: false, reason: `${command.type} not delivered: ${outcome.reason}` });
+    if (outcome.result !== 'OK') return this.finish(botId, { ok: false, reason: `${command.type} refused: ${outcome.result}` });
+    // The work is done, or (charging) under way: the bot keeps its cell only while it charges.
+    if (command.type === 'CHARGE') r.charging = 'asked';
+    else this.o.planner.cancelGoal(botId);
+    this.finish(botId, { ok: true });
   }
 
   /**

@@ -26,6 +26,7 @@ const ConfigSchema = Type.Object(
     support_url: Type.Optional(Type.String({ pattern: '^https?://\\S+$', description: 'Support endpoint that support issues are forwarded to (retried until accepted)' })),
     shutdown_timeout_ms: Type.Integer({ minimum: 0, maximum: 600000, description: 'Time in-flight requests get on SIGTERM' }),
     sim_speed: Type.Integer({ minimum: 1, maximum: 20, description: 'Simulated levels run this many times faster than real time (bot figures and planner steps shortened; benchmarks)' }),
+    sim_battery_permille: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000, description: 'Simulated bots start with this battery (permille) instead of 600..1000 (charging demos and tests)' })),
   },
   { additionalProperties: false },
 );
@@ -59,7 +60,7 @@ export class ConfigError extends Error {
 }
 
 const ENV_PREFIX = 'WAREHOUSE_';
-const INTEGER_KEYS = new Set(['port', 'body_limit_bytes', 'upload_limit_bytes', 'max_page_size', 'shutdown_timeout_ms', 'sim_speed']);
+const INTEGER_KEYS = new Set(['port', 'body_limit_bytes', 'upload_limit_bytes', 'max_page_size', 'shutdown_timeout_ms', 'sim_speed', 'sim_battery_permille']);
 const KNOWN_KEYS = new Set(Object.keys(ConfigSchema.properties));
 
 /** Builds the configuration from a file and an environment, or throws ConfigError. */

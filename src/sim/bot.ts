@@ -8,7 +8,7 @@ import type { Frame, Heading, LiftState, Message, Motion, RfidWriteMode, Segment
 import type { BotLayout } from '../domain/site/layout.js';
 import { NodeEndpoint, type ExecutedCommand, type LinkLossReason, type NodeModel, type Reply } from './endpoint.js';
 import { EXTRA_TELEMETRY_GAP_MS, type BotFigures } from './figures.js';
-import { FAULTS, LINK_LOST_FLAG, fault, type FaultDefinition } from './fault-table.js';
+import { FAULTS, LINK_LOST_FLAG, fault, type FaultDefinition } from '../link/protocol/faults.js';
 import { betweenCells, invalidStep, planStep, replan, segmentEnd, type StepRun } from './motion.js';
 import type { Random } from './random.js';
 import { TAG_MEMORY, type LevelWorld, type Tag } from './world.js';

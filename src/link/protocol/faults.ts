@@ -1,11 +1,11 @@
 /**
  * Fault codes and flags as firmware-protocol/messages.json lists them, read from the same file
- * the codec reads, so the simulated bots raise exactly the codes, severities and flag bits the
- * protocol defines.
+ * the codec reads: the simulated bots raise exactly the codes, severities and flag bits the
+ * protocol defines, and the brain knows which flags stop a bot.
  */
 import { readFileSync } from 'node:fs';
-import { TABLE_URL } from '../link/protocol/table.js';
-import type { Severity } from '../link/protocol/messages.js';
+import { TABLE_URL } from './table.js';
+import type { Severity } from './messages.js';
 
 export interface FaultDefinition {
   code: number;
@@ -36,6 +36,13 @@ export function fault(name: string): FaultDefinition {
   if (!f) throw new Error(`no fault ${name} in messages.json`);
   return f;
 }
+
+/**
+ * Telemetry flags that stop a bot: those of ERROR and FATAL faults, which latch (PROTOCOL.md
+ * section 12). Warnings (BATTERY_LOW, CHARGER_CONTACT, RFID_READER, LINK_LOST) leave it working:
+ * a bot low on battery still takes its carrier home and goes to charge.
+ */
+export const STOPPING_FLAGS = [...FAULTS.values()].reduce((mask, f) => (f.severity === 'ERROR' || f.severity === 'FATAL' ? mask | f.flag : mask), 0);
 
 /** The flag of link loss, kept by the node endpoint rather than as a fault record. */
 export const LINK_LOST_FLAG = FAULT_FLAGS.get('LINK_LOST') ?? 0;
