@@ -16,6 +16,9 @@
 //   request lead time p50/p95                  request created -> SUCCEEDED
 //   balcony-bound limit                        carriers per hour if a balcony never waited:
 //                                              3600 / mean person time per presented carrier
+//   planner, level N                           its steps against the simulated time's (below
+//                                              100 %: bots waited for confirmations, or idled),
+//                                              stalls and escapes (the planners' summaries)
 // Target (issue 8): balconies busy >= 90% of the time while bots are enough. `--bots-per-level`
 // runs the demo with that many bots on each level instead of its 10 (the same site otherwise),
 // to tell a balcony short of bots from a controller that keeps it waiting.
