@@ -34,7 +34,8 @@ const CARRIER_JOBS = new Set(['RETRIEVING', 'STORING', 'BUFFERING']);
  * carrier and wait with it until a position frees, so the next carrier is near when the
  * person is done (a position reserved for the whole trip leaves people waiting). Two left the
  * large bench site's far balconies waiting for carriers on their way (213 against 234 carriers
- * per balcony-hour with four; the demo 251 against 271: docs/benchmarks-site.md, round 5).
+ * per balcony-hour with four; the demo 251 against 271); eight filled its one highway row with
+ * loaded bots (196): docs/benchmarks-site.md, round 5.
  */
 const QUEUE_PER_BALCONY = 4;
 /** Cells of travel a carrier going home may add to avoid a space in front of another carrier. */
