@@ -259,9 +259,10 @@ export class LevelDispatcher {
 
   /**
    * The deepest free space of a lane whose spaces in front are free too, nearest the carrier
-   * first, counting SHUT_IN_COST cells more per carrier it would stand in front of. A lane with work under way in it is left alone (a carrier being fetched from it, or
-   * one on its way into it): a carrier set down in front of a bot that lifts another, or goes
-   * deeper, would shut it in (loaded bots pass under no carrier).
+   * first, counting SHUT_IN_COST cells more per carrier it would stand in front of. A lane with
+   * work under way in it is left alone (a carrier being fetched from it, or one on its way into
+   * it): a carrier set down in front of a bot that lifts another, or goes deeper, would shut it
+   * in (loaded bots pass under no carrier).
    */
   private freeSpace(carrier: CarrierRecord | undefined, free: (c: Cell) => boolean): Cell | undefined {
     const { running, pending } = this.laneWork();
@@ -350,7 +351,6 @@ export class LevelDispatcher {
   private occupied(c: Cell): boolean {
     return this.deps.store.collection(carriers).countBy('position', positionKey(this.level.id, c.x, c.y)) > 0;
   }
-
 
   /** Cells ("x:y") where running jobs other than `self` go, or wait for a balcony position. */
   private targetedCells(self: string): Set<string> {

@@ -25,7 +25,6 @@ import type { GoalOutcome, LevelMotion, MotionBot, MotionGoal } from './motion.j
 /** How often each level's planner figures go to the log. */
 const PLANNER_SUMMARY_MS = 5 * 60_000;
 
-
 export interface MotionRadio {
   send(levelId: number, node: number, command: Command, timeoutMs?: number): Promise<CommandOutcome>;
   onBot(listener: (event: BotEvent) => void): () => void;
