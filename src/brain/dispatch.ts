@@ -223,8 +223,8 @@ export class LevelDispatcher {
 
   /** Where a job takes its carrier or bot (null: a balcony position, found once the carrier is lifted), or why there is no such place now. */
   private target(job: JobRecord, carrier: CarrierRecord | undefined, claimed: Set<string>): { cell: Cell | null; balcony?: number } | { wait: JobDetails } {
-    const targeted = this.targetedCells(job.id);
-    const free = (c: Cell) => !claimed.has(`t:${c.x}:${c.y}`) && !targeted.has(`${c.x}:${c.y}`) && !this.occupied(c);
+    const unclaimed = this.freeFor(job.id);
+    const free = (c: Cell) => !claimed.has(`t:${c.x}:${c.y}`) && unclaimed(c);
     switch (job.type) {
       case 'RETRIEVING':
       case 'OFFBOARDING_BC': {
@@ -352,15 +352,18 @@ export class LevelDispatcher {
     return this.deps.store.collection(carriers).countBy('position', positionKey(this.level.id, c.x, c.y)) > 0;
   }
 
-  /** Cells ("x:y") where running jobs other than `self` go, or wait for a balcony position. */
-  private targetedCells(self: string): Set<string> {
-    const out = new Set<string>();
+  /**
+   * Whether a cell is free for job `self`: no carrier stands there, and no other running job
+   * goes there or waits there for a balcony position. The jobs are read once per call.
+   */
+  private freeFor(self: string): (c: Cell) => boolean {
+    const targeted = new Set<string>();
     for (const j of this.deps.requests.openJobs(this.level.id)) {
       if (j.id === self || (j.status !== 'EXECUTING' && j.status !== 'CANCELLING')) continue;
       const at = j.target ?? stagedAt(j);
-      if (at) out.add(`${at.x}:${at.y}`);
+      if (at) targeted.add(`${at.x}:${at.y}`);
     }
-    return out;
+    return (c) => !targeted.has(`${c.x}:${c.y}`) && !this.occupied(c);
   }
 
   /**
@@ -373,10 +376,10 @@ export class LevelDispatcher {
     if (open.some((j) => j.type === 'BUFFERING' && j.status === 'ACCEPTED')) return undefined;
     const ports = this.level.balconies.filter((b) => job.balcony_ids.includes(b.id)).flatMap((b) => b.ports);
     // the nearest: a far one sends loaded bots along the highway past the others
-    const targeted = this.targetedCells(job.id);
+    const free = this.freeFor(job.id);
     let best: Cell | undefined;
     for (const c of this.level.buffers) {
-      if (!ports.some((p) => dist(p, c) <= 2) || this.occupied(c) || targeted.has(`${c.x}:${c.y}`)) continue;
+      if (!ports.some((p) => dist(p, c) <= 2) || !free(c)) continue;
       if (!best || dist(c, from) < dist(best, from)) best = c;
     }
     return best;
@@ -461,9 +464,8 @@ export class LevelDispatcher {
         const from = this.deps.store.collection(carriers).get(current.carrier_id!)!;
         return this.deps.requests.write(() => this.deps.requests.updateJob(current, { target: { x: from.x, y: from.y } }));
       }
-      const targeted = this.targetedCells(current.id);
       const bot = this.motion!.bots().find((b) => b.id === current.bot_id);
-      const port = this.freePort(current, (c) => !this.occupied(c) && !targeted.has(`${c.x}:${c.y}`), bot);
+      const port = this.freePort(current, this.freeFor(current.id), bot);
       if (port && this.nextForPort(port) === current.id) {
         return this.deps.requests.write(() => this.deps.requests.updateJob(current, {
           target: port.cell, balcony_id: port.balcony,

@@ -106,16 +106,16 @@ export class SiteLinks {
     const simulated = site.levels.some((l) => l.serial_device === 'sim');
     const speed = options.speed ?? 1;
     // Faster than real time: the bots' mechanical figures shrink; the protocol's timing does not.
-    const figures: Partial<BotFigures> = speed === 1 ? {} : {
+    const figures: Partial<BotFigures> = {
       cellMs: BOT_FIGURES.cellMs / speed, turnMs: BOT_FIGURES.turnMs / speed, liftMs: BOT_FIGURES.liftMs / speed,
       idleDrainPerS: BOT_FIGURES.idleDrainPerS * speed, moveDrainPerS: BOT_FIGURES.moveDrainPerS * speed,
       liftDrainPerS: BOT_FIGURES.liftDrainPerS * speed, chargePerS: BOT_FIGURES.chargePerS * speed,
+      ...(options.battery === undefined ? {} : { batteryStartMin: options.battery, batteryStartMax: options.battery }),
     };
-    if (options.battery !== undefined) Object.assign(figures, { batteryStartMin: options.battery, batteryStartMax: options.battery });
     // The simulated site starts where the store says the carriers are (they moved since the
     // layout was written), as a real site would after a restart.
     const simSite = options.carriers && options.stateDir ? simulatorLayout(site, options.carriers, options.stateDir, logger) : sitePath;
-    const sim = simulated ? await startSimulator({ site: simSite, onLog: (line) => logger.debug({ sim: line }, 'simulator'), ...(Object.keys(figures).length > 0 ? { figures } : {}) }) : undefined;
+    const sim = simulated ? await startSimulator({ site: simSite, onLog: (line) => logger.debug({ sim: line }, 'simulator'), figures }) : undefined;
     if (sim) logger.info({ pid: sim.pid, devices: Object.fromEntries(sim.devices) }, 'simulator started');
     const links = new SiteLinks(site, logger, sim, options.now ?? Date.now);
     for (const level of site.levels) {
