@@ -16,6 +16,7 @@ import type { Site } from '../domain/site/load.js';
 import { botRecords, flag, systemFlags, type SystemFlag } from '../domain/system/records.js';
 import type { StorageStatus } from '../domain/system/control.js';
 import type { Store } from '../store/store.js';
+import { botsToCharge } from './charging.js';
 import { LevelDispatcher } from './dispatch.js';
 import type { LevelMotion } from './motion.js';
 import { BalconyLights, type SendCommand } from './lights.js';
@@ -135,7 +136,7 @@ export class Brain {
     await this.controlJobs();
     for (const d of this.dispatchers.values()) await d.pass();
     await this.offboarded();
-    await this.chargeLowBots();
+    await this.chargeBots();
     this.showLights();
     if (this.status !== 'SHUTTING_DOWN' && this.status !== 'STARTING_UP') await this.setStatus(...this.derivedStatus());
   }
@@ -176,21 +177,18 @@ export class Brain {
     }
   }
 
-  /** Idle bots under the battery threshold get a RECHARGE request of their own. */
-  private async chargeLowBots(): Promise<void> {
+  /** Idle bots under the battery threshold, and idle bots that may top up at a free charger, get a RECHARGE request of their own. */
+  private async chargeBots(): Promise<void> {
     const open = this.deps.requests.openRequests();
     for (const m of this.deps.motion.values()) {
-      if (this.deps.site.level(m.levelId)!.chargers.length === 0) continue;
-      for (const b of m.bots()) {
-        // A bot holding a carrier takes it somewhere first.
-        if (!b.online || !b.idle || b.charging || b.faulted || b.lifted || b.battery >= this.deps.chargeBelow()) continue;
-        if (open.some((r) => r.bot_id === b.id)) continue;
-        if (this.deps.requests.openJobs(m.levelId).some((j) => j.bot_id === b.id)) continue;
+      const chargers = this.deps.site.level(m.levelId)!.chargers;
+      for (const { bot, why } of botsToCharge(chargers, m.bots(), this.deps.requests.openJobs(m.levelId), open, this.deps.chargeBelow())) {
         try {
-          const { request } = await this.deps.requests.create({ type: 'RECHARGE', bot_id: b.id });
-          this.log.info({ bot_id: b.id, battery: b.battery, request_id: request.id }, 'battery low: sent to charge');
+          const { request } = await this.deps.requests.create({ type: 'RECHARGE', bot_id: bot.id });
+          this.log.info({ bot_id: bot.id, battery: bot.battery, request_id: request.id },
+            why === 'low' ? 'battery low: sent to charge' : 'idle with a charger free: sent to top up its battery');
         } catch (err) {
-          this.log.warn({ err, bot_id: b.id }, 'battery low, but no charging request could be made');
+          this.log.warn({ err, bot_id: bot.id }, 'a bot should charge, but no charging request could be made');
         }
       }
     }

@@ -14,6 +14,7 @@ import { BOT_JOBS, PERSON_JOBS, type JobDetails, type JobRecord } from '../domai
 import type { Requests } from '../domain/requests/requests.js';
 import { CARRIER_PLACES, type Cell, type Site, type SiteLevel } from '../domain/site/load.js';
 import type { Store } from '../store/store.js';
+import { chargingOn, mayLeaveCharger } from './charging.js';
 import type { Arrival, LevelMotion, MotionBot } from './motion.js';
 
 export interface DispatchDeps {
@@ -244,9 +245,16 @@ export class LevelDispatcher {
         return buffer ? { cell: buffer } : { wait: { waiting_for: 'storage_space', reason: 'no free buffer space on the level' } };
       }
       case 'CHARGING': {
-        // A charging job ends once the bot charges; the bot stays there until its charge is done.
+        // A charging job ends once the bot charges; the bot stays there until its charge is
+        // done, or until a bot under the threshold needs the charger and it may leave it.
         const bots = this.motion!.bots();
-        const charger = this.level.chargers.find((c) => free(c) && !bots.some((b) => b.charging && b.x === c.x && b.y === c.y));
+        const below = this.deps.chargeBelow();
+        const self = bots.find((b) => b.id === job.bot_id);
+        const charger = this.level.chargers.find((c) => free(c) && !chargingOn(bots, c))
+          ?? (self && self.battery < below ? this.level.chargers.find((c) => {
+            const on = chargingOn(bots, c);
+            return free(c) && on !== undefined && mayLeaveCharger(on, below);
+          }) : undefined);
         return charger ? { cell: charger } : { wait: { waiting_for: 'bot', reason: 'every charger is taken' } };
       }
       default: {
@@ -305,7 +313,10 @@ export class LevelDispatcher {
     return { running, pending };
   }
 
-  /** The bot a job runs on: its own for bot jobs, else the nearest idle one with battery to spare. */
+  /**
+   * The bot a job runs on: its own for bot jobs, else the nearest idle one with battery to
+   * spare; failing that, the charging one with the most battery that may leave its charger.
+   */
   private bot(job: JobRecord, carrier: CarrierRecord | null, taken: Set<number>): { bot: MotionBot } | { wait: JobDetails } {
     const bots = this.motion!.bots();
     if (job.bot_id !== null && !CARRIER_JOBS.has(job.type)) {
@@ -313,13 +324,25 @@ export class LevelDispatcher {
       if (!own) return { wait: { waiting_for: 'bot', reason: `bot ${job.bot_id} is not on the level` } };
       if (!own.online) return { wait: { waiting_for: 'bot', reason: `bot ${job.bot_id} does not answer on the radio line` } };
       if (taken.has(own.id) || !own.idle) return { wait: { waiting_for: 'bot', reason: `bot ${job.bot_id} is busy` } };
+      if (own.lifted) return { wait: { waiting_for: 'bot', reason: `bot ${job.bot_id} holds a carrier` } };
       return { bot: own };
     }
     const from = carrier ?? { x: 0, y: 0 };
+    // A bot with a job of its own waiting (sent to charge) is kept for it: taken for carriers, it
+    // would leave for the charger with one on board once a charger frees.
+    const reserved = new Set<number>();
+    for (const j of this.deps.requests.openJobs(this.level.id)) {
+      if (j.status === 'ACCEPTED' && j.bot_id !== null && !CARRIER_JOBS.has(j.type)) reserved.add(j.bot_id);
+    }
+    const below = this.deps.chargeBelow();
     let best: MotionBot | undefined;
     for (const b of bots) {
-      if (!b.online || !b.idle || b.faulted || b.lifted || b.charging || taken.has(b.id) || b.battery < this.deps.chargeBelow()) continue;
-      if (!best || dist(b, from) < dist(best, from)) best = b;
+      if (!b.online || !b.idle || b.faulted || b.lifted || taken.has(b.id) || reserved.has(b.id)) continue;
+      if (b.charging ? !mayLeaveCharger(b, below) : b.battery < below) continue;
+      const better = !best || (b.charging === best.charging
+        ? (b.charging ? b.battery > best.battery : dist(b, from) < dist(best, from))
+        : !b.charging);
+      if (better) best = b;
     }
     return best ? { bot: best } : { wait: { waiting_for: 'bot', reason: 'no idle bot with enough battery on the level' } };
   }
@@ -436,6 +459,9 @@ export class LevelDispatcher {
       : job.carrier_id && CARRIER_JOBS.has(job.type) ? 'lower'
       : job.type === 'CHARGING' ? 'charge' : job.type === 'UNCHARGING' ? 'uncharge'
         : job.type === 'WRITE_RFID_TAG' ? 'rfid_write' : job.type === 'CHECK_RFID_TAG' ? 'rfid_check' : 'none';
+    // A bot with battery enough charges on the charger this one needs: it leaves it.
+    const occupant = then === 'charge' ? chargingOn(motion.bots(), target) : undefined;
+    if (occupant && occupant.id !== bot) await motion.stopCharging(occupant.id);
     const arrived = await motion.go(bot, { x: target.x, y: target.y, then });
     if (this.stopped) return;
     if (!arrived.ok) return this.fail(job, arrived.reason);

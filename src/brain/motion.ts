@@ -28,6 +28,7 @@ export interface MotionBot {
   x: number;
   y: number;
   lifted: boolean;
+  /** Charging, or told to charge (its telemetry may not say so yet). */
   charging: boolean;
   /** Percent. */
   battery: number;
@@ -43,6 +44,11 @@ export interface LevelMotion {
   bots(): MotionBot[];
   /** Sends a bot to a goal; resolves when it got there and did `then`, or why not. */
   go(botId: number, goal: MotionGoal): Promise<GoalOutcome>;
+  /**
+   * Ends a bot's charge (UNCHARGE) and frees its charger: the bot may be pushed aside. A goal
+   * given to a charging bot ends its charge first by itself.
+   */
+  stopCharging(botId: number): Promise<void>;
   /** Stops giving bots new motion (PAUSE); goals wait. */
   setPaused(paused: boolean): void;
   /** A bot joins (onboarding) or leaves (offboarding, deletion) the level. */

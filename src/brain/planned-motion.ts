@@ -100,7 +100,7 @@ export class PlannedMotion implements LevelMotion {
       if (!t || !r.planned) continue;
       out.push({
         id: r.id, level_id: this.levelId, online: t.online, idle: r.goal === undefined && r.pending === undefined && !r.stuck, x: t.x, y: t.y,
-        lifted: t.carrier_held, charging: t.is_charging, battery: t.battery_level, faulted: (t.faults & STOPPING_FLAGS) !== 0,
+        lifted: t.carrier_held, charging: this.isCharging(r), battery: t.battery_level, faulted: (t.faults & STOPPING_FLAGS) !== 0,
       });
     }
     return out;
@@ -110,14 +110,45 @@ export class PlannedMotion implements LevelMotion {
     const r = this.runs.get(botId);
     if (!r || !r.planned) return Promise.resolve({ ok: false, reason: `bot ${botId} has not reported on level ${this.levelId}` });
     if (r.goal) return Promise.resolve({ ok: false, reason: `bot ${botId} has a goal already` });
+    const charging = this.isCharging(r);
     return new Promise((resolve) => {
       r.goal = { goal, resolve };
       r.charging = 'no';
       const act = goal.then === 'lift' ? 'lift' : goal.then === 'lower' ? 'lower' : 'none';
       // Work at the goal (charging, tags, a carrier held at a balcony) must not be interrupted by a push.
       const stay = act === 'none' && goal.then !== 'none';
-      this.o.planner.setGoal(botId, { cell: goal.y * this.o.level.width + goal.x, act, stay });
+      const set = () => this.o.planner.setGoal(botId, { cell: goal.y * this.o.level.width + goal.x, act, stay });
+      if (!charging || goal.then === 'charge' || goal.then === 'uncharge') return set();
+      // Taken off its charger for work: a charging bot refuses motion until its charge ends.
+      void this.uncharge(r).then((failed) => {
+        if (r.goal?.resolve !== resolve) return;
+        if (failed) this.finish(botId, { ok: false, reason: failed });
+        else set();
+      });
     });
+  }
+
+  async stopCharging(botId: number): Promise<void> {
+    const r = this.runs.get(botId);
+    if (!r || r.goal || !this.isCharging(r)) return;
+    const failed = await this.uncharge(r);
+    if (failed) this.o.logger.warn({ level_id: this.levelId, bot_id: botId, reason: failed }, 'could not take a bot off its charger');
+    // Its charger is free: the planner may push it aside for the bot that needs it.
+    else if (!r.goal) this.o.planner.cancelGoal(botId);
+  }
+
+  private isCharging(r: BotRun): boolean {
+    return r.charging !== 'no' || r.telemetry?.is_charging === true;
+  }
+
+  /** Ends a bot's charge; returns why not, if it did not. */
+  private async uncharge(r: BotRun): Promise<string | undefined> {
+    r.charging = 'no';
+    const outcome = await this.o.radio.send(this.levelId, r.id, { type: 'UNCHARGE' }, 15_000);
+    if (outcome.delivered && outcome.result === 'OK') return undefined;
+    // Still charging: the end of its charge frees the charger, as before.
+    if (r.telemetry?.is_charging) r.charging = 'seen';
+    return outcome.delivered ? `UNCHARGE refused: ${outcome.result}` : `UNCHARGE not delivered: ${outcome.reason}`;
   }
 
   setPaused(paused: boolean): void {
