@@ -63,6 +63,9 @@ const random = () => {
   return seed / 0x100000000;
 };
 
+/** Simulated seconds of one window of the figures by time. */
+const WINDOW_S = 600;
+
 interface Job { id: string; type: string; status: string; balcony_id: number | null; quantity: number | null; bot_id: number | null; details: Record<string, unknown>; request_id: string }
 
 async function runSite(name: string): Promise<void> {
@@ -79,12 +82,16 @@ async function runSite(name: string): Promise<void> {
     })));
   }
   // The app logs at info for the planners' summaries; lines below LOG_LEVEL are not shown.
-  const summaries: { level_id: number; steps: number; stalls: { detected: number }; escapes: { planned: number; unsolved: number } }[] = [];
+  /** The planners' last summary per level (they log every 5 minutes and at the end). */
+  const summaries = new Map<number, { level_id: number; steps: number; stalls: { detected: number }; escapes: { planned: number; unsolved: number } }>();
   const shown = pino.levels.values[LOG_LEVEL] ?? pino.levels.values.warn!;
   const sink = {
     write(line: string) {
       const entry = JSON.parse(line) as { level: string; msg: string };
-      if (entry.msg === 'level planner summary') summaries.push(entry as unknown as (typeof summaries)[number]);
+      if (entry.msg === 'level planner summary') {
+        const summary = entry as unknown as Parameters<typeof summaries.set>[1];
+        summaries.set(summary.level_id, summary);
+      }
       if ((pino.levels.values[entry.level] ?? 0) >= shown) process.stdout.write(line);
     },
   };
@@ -104,6 +111,10 @@ async function runSite(name: string): Promise<void> {
   /** When each job waiting for a person was first seen (sim s): the oldest is taken first. */
   const seenWaiting = new Map<string, number>();
   const busy = new Map<number, number>(); // balcony -> busy sim seconds
+  // By WINDOW_S of simulated time: the balconies' busy seconds, and the bots' battery at its end
+  // (a run that starts well and fades shows where).
+  const windowBusy: number[] = [];
+  const windowBattery: { mean: number; min: number }[] = [];
   const presented = new Map<number, number>();
   const personTime: number[] = [];
   const leadTimes: number[] = [];
@@ -154,7 +165,11 @@ async function runSite(name: string): Promise<void> {
         working.delete(b);
         w = undefined;
       }
-      if (w) busy.set(b, (busy.get(b) ?? 0) + dt);
+      if (w) {
+        busy.set(b, (busy.get(b) ?? 0) + dt);
+        const k = Math.floor(now / WINDOW_S);
+        windowBusy[k] = (windowBusy[k] ?? 0) + dt;
+      }
       else {
         // The person takes the oldest job waiting at the balcony.
         const next = jobs.filter((j) => seenWaiting.has(j.id)).sort((x, y) => seenWaiting.get(x.id)! - seenWaiting.get(y.id)!)[0];
@@ -164,6 +179,10 @@ async function runSite(name: string): Promise<void> {
     for (const b of [...working.keys()]) if (!waiting.has(b)) working.delete(b); // its job went (cancelled)
     botBusySamples += (botsMoving / botCount) * dt;
     samples += dt;
+    if (windowBattery.length < Math.floor(now / WINDOW_S)) {
+      const levels = ((await c.get('/api/v2/bots')).json as { battery_level: number }[]).map((b) => b.battery_level);
+      windowBattery.push({ mean: avg(levels), min: Math.min(...levels) });
+    }
     // Less often: why ready jobs wait, and the carriers presented (RETRIEVING jobs that succeeded).
     if (round % 5 === 0) {
       for (const j of (await c.get('/api/v2/jobs?status__eq=ACCEPTED&size=1000')).json.items as Job[]) {
@@ -205,6 +224,9 @@ async function runSite(name: string): Promise<void> {
   console.log(`bot utilisation                          ${((botBusySamples / samples) * 100).toFixed(1)} %`);
   console.log(`request lead time                        p50 ${pct(leadTimes, 0.5).toFixed(0)} s  p95 ${pct(leadTimes, 0.95).toFixed(0)} s  (${leadTimes.length} requests done)`);
   console.log(`balcony-bound limit                      ${(3600 / meanPerson).toFixed(1)} carriers per balcony per hour (mean person time ${meanPerson.toFixed(1)} s per carrier)`);
+  const windows = windowBusy.map((v, k) => `${((v / balconies.length / Math.min(WINDOW_S, simNow() - k * WINDOW_S)) * 100).toFixed(0)} %`
+    + (windowBattery[k] ? ` (bots ${windowBattery[k]!.mean.toFixed(0)} %, lowest ${windowBattery[k]!.min.toFixed(0)} %)` : ''));
+  console.log(`balconies busy by ${WINDOW_S / 60} simulated minutes  ${windows.join(', ')}`);
   const waitTotal = [...waits.values()].reduce((a, b) => a + b, 0);
   console.log(`ready jobs waiting, by reason (share of samples): ${[...waits].sort((a, b) => b[1] - a[1]).slice(0, 6).map(([k, v]) => `${k} ${((v / waitTotal) * 100).toFixed(0)} %`).join(', ')}`);
   c.close();
@@ -212,7 +234,7 @@ async function runSite(name: string): Promise<void> {
   // A level's clock: below 100 % its bots waited for the controller (confirmations late, which
   // the speed-up makes likelier) or had nothing to start.
   const nominalSteps = (hours * 3600 * 1000) / PLAN_STEP_MS;
-  for (const s of summaries) {
+  for (const s of summaries.values()) {
     console.log(`planner, level ${s.level_id}: ${s.steps} steps (${((s.steps / nominalSteps) * 100).toFixed(0)} % of the simulated time's), ${s.stalls.detected} stalls, ${s.escapes.planned} escapes (${s.escapes.unsolved} unsolved)`);
   }
   rmSync(stateDir, { recursive: true, force: true });
