@@ -434,6 +434,8 @@ export class LevelDispatcher {
       if (!holding) {
         const lifted = await motion.go(bot, { x: carrier.x, y: carrier.y, then: 'lift' });
         if (this.stopped) return;
+        // Another try would find nothing there again, and again: a person must find it.
+        if (!lifted.ok && lifted.noCarrier) return this.fail(job, `carrier ${carrier.id} was not found at ${carrier.x},${carrier.y}, where the store has it: put it back there by hand, then post the request again`, false);
         if (!lifted.ok) return this.fail(job, lifted.reason);
       }
       // A carrier leaving a balcony position (lifted now, or held up there since it came) is
@@ -549,8 +551,9 @@ export class LevelDispatcher {
     return true;
   }
 
-  private async fail(job: JobRecord, reason: string): Promise<void> {
-    this.deps.logger.warn({ job_id: job.id, job_type: job.type, carrier_id: job.carrier_id, phase: job.details['phase'], target: job.target, bot_id: job.bot_id, reason }, 'bot job aborted; recovering the work');
+  private async fail(job: JobRecord, reason: string, retry = CARRIER_JOBS.has(job.type)): Promise<void> {
+    this.deps.logger.warn({ job_id: job.id, job_type: job.type, carrier_id: job.carrier_id, phase: job.details['phase'], target: job.target, bot_id: job.bot_id, reason },
+      retry ? 'bot job aborted; recovering the work' : 'bot job aborted');
     // A bot that stopped holding the carrier has it on board: the store says where it is now.
     const bot = this.motion!.bots().find((b) => b.id === job.bot_id);
     const onBoard = job.carrier_id !== null && CARRIER_JOBS.has(job.type) && bot?.lifted === true;
@@ -558,7 +561,7 @@ export class LevelDispatcher {
       if (onBoard) this.deps.inventory.placeCarrierInWrite(job.carrier_id!, this.level.id, bot!.x, bot!.y);
       const current = this.deps.requests.job(job.id);
       if (current.status === 'CANCELLING') this.deps.requests.moveJob(current, 'ABORTED', { details: { ...current.details, reason } }, reason);
-      else this.deps.requests.abortJob(current, `bot ${job.bot_id}: ${reason}`, CARRIER_JOBS.has(job.type));
+      else this.deps.requests.abortJob(current, `bot ${job.bot_id}: ${reason}`, retry);
       this.deps.requests.settle(current.request_id);
     });
   }

@@ -36,7 +36,8 @@ export interface MotionBot {
   faulted: boolean;
 }
 
-export type GoalOutcome = { ok: true } | { ok: false; reason: string };
+/** `noCarrier`: the bot found no carrier to lift on the goal cell. */
+export type GoalOutcome = { ok: true } | { ok: false; reason: string; noCarrier?: boolean };
 
 export interface LevelMotion {
   readonly levelId: number;

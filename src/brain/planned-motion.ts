@@ -303,7 +303,8 @@ export class PlannedMotion implements LevelMotion {
   private async command(r: BotRun, command: Command): Promise<void> {
     const outcome = await this.o.radio.send(this.levelId, r.id, command, 15_000);
     if (outcome.delivered && outcome.result === 'OK') return;
-    this.stuck(r, outcome.delivered ? `${command.type} refused: ${outcome.result}` : `${command.type} not delivered: ${outcome.reason}`);
+    this.stuck(r, outcome.delivered ? `${command.type} refused: ${outcome.result}` : `${command.type} not delivered: ${outcome.reason}`,
+      outcome.delivered && outcome.result === 'NO_CARRIER');
     // A refusal without a fault leaves a working bot: once at rest it is placed where its
     // telemetry says and planned again (a fault waits for its clearing instead).
     setTimeout(() => {
@@ -356,12 +357,12 @@ export class PlannedMotion implements LevelMotion {
   }
 
   /** A bot that cannot go on: others route around it; its goal fails. */
-  private stuck(r: BotRun, reason: string): void {
+  private stuck(r: BotRun, reason: string, noCarrier = false): void {
     r.pending = undefined;
     r.stuck = true;
     if (r.planned) this.o.planner.setStuck(r.id, true);
     this.o.logger.warn({ level_id: this.levelId, bot_id: r.id, reason }, 'bot stopped');
-    this.finish(r.id, { ok: false, reason });
+    this.finish(r.id, { ok: false, reason, noCarrier });
   }
 
   /** A stopped bot works again: the planner places it where its telemetry says. */

@@ -45,8 +45,10 @@ export function requestStatus(request: RequestRecord, all: readonly JobRecord[])
   const list = all.filter(counted);
   if (list.length === 0) return request.cancel_requested ? 'CANCELLED' : request.status;
   if (list.every((j) => isFinalJob(j.status))) {
-    if (list.some((j) => j.status === 'CANCELLED')) return 'CANCELLED';
-    if (list.some((j) => j.status === 'ABORTED')) return 'ABORTED';
+    const aborted = list.some((j) => j.status === 'ABORTED');
+    // A job aborted for good cancels the storing of a carrier that never left: that is no cancellation of the user's.
+    if (list.some((j) => j.status === 'CANCELLED') && (request.cancel_requested || !aborted)) return 'CANCELLED';
+    if (aborted) return 'ABORTED';
     return 'SUCCEEDED';
   }
   if (list.some((j) => j.status === 'EXECUTING' || j.status === 'CANCELLING' || j.status === 'ERROR' || isFinalJob(j.status))) return 'EXECUTING';
