@@ -13,4 +13,11 @@ export const MIGRATIONS: readonly Migration[] = [
       }
     },
   },
+  {
+    version: 3,
+    description: 'requests and jobs indexed by status (GET /jobs?status__eq=EXECUTING read every job)',
+    up: (store) => {
+      for (const c of store.registered()) if (c.def.name === 'requests' || c.def.name === 'jobs') c.rebuildIndexes();
+    },
+  },
 ];

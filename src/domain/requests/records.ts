@@ -118,6 +118,7 @@ export const requests: CollectionDef<RequestRecord> = {
   indexes: [
     { name: 'open', of: (r) => (isFinalRequest(r.status) ? undefined : 1) },
     { name: 'idempotency_key', of: (r) => r.idempotency_key ?? undefined, unique: true },
+    { name: 'status', of: (r) => r.status },
   ],
 };
 
@@ -129,6 +130,8 @@ export const jobs: CollectionDef<JobRecord> = {
     { name: 'open', of: (j) => (isFinalJob(j.status) ? undefined : j.level_id ?? 0) },
     { name: 'carrier_id', of: (j) => j.carrier_id ?? undefined },
     { name: 'sku_id', of: (j) => (isFinalJob(j.status) ? undefined : j.sku_id ?? undefined) },
+    // GET /jobs?status__eq=EXECUTING, an integration's poll: without it, every job ever read each time.
+    { name: 'status', of: (j) => j.status },
   ],
 };
 

@@ -43,7 +43,7 @@ const REQUEST_FIELDS: FieldTable<RequestRecord> = {
   counter: { type: 'integer', filters: ['eq'] },
   placing_pos: { type: 'integer', filters: ['eq'] },
   priority: { type: 'integer', filters: ['eq'] },
-  status: { type: 'string', filters: ['eq', 'in'] },
+  status: { type: 'string', filters: ['eq', 'in'], indexed: true },
   type: { type: 'string', filters: ['eq', 'in'] },
   created_at: { type: 'datetime', filters: ['gte', 'lte'] },
   updated_at: { type: 'datetime', filters: ['gte', 'lte'] },
@@ -56,7 +56,7 @@ const JOB_FIELDS: FieldTable<JobRecord> = {
   entity_id: { type: 'string', filters: ['eq'] },
   level_id: { type: 'integer', filters: ['eq'] },
   request_id: { type: 'string', filters: ['eq', 'in'], indexed: true },
-  status: { type: 'string', filters: ['eq', 'in'] },
+  status: { type: 'string', filters: ['eq', 'in'], indexed: true },
   type: { type: 'string', filters: ['eq', 'in'] },
   created_at: { type: 'datetime', filters: ['gte', 'lte'] },
   updated_at: { type: 'datetime', filters: ['gte', 'lte'] },
@@ -88,7 +88,7 @@ export function jobView(j: JobRecord, zone: string) {
 
 /** Jobs without the internal plans (CREATED) unless the setting shows them. */
 function jobSource(store: Store, showCreated: () => boolean): ListSource<JobRecord> {
-  const base = collectionSource(store.collection(jobs), { id: null, carrier_id: 'carrier_id', request_id: 'request_id' });
+  const base = collectionSource(store.collection(jobs), { id: null, carrier_id: 'carrier_id', request_id: 'request_id', status: 'status' });
   const visible = function* (rows: Iterable<JobRecord>) {
     const all = showCreated();
     for (const j of rows) if (all || j.status !== 'CREATED') yield j;
@@ -139,7 +139,7 @@ export function requestRoutes(deps: RequestRouteDeps): AnyRoute[] {
     listRoute({
       path: '/api/v2/requests', tag: 'Requests', permission: 'requests:view',
       summary: 'Requests, newest first unless sort_by says otherwise',
-      fields: REQUEST_FIELDS, source: collectionSource(deps.store.collection(requests), { id: null }), item: RequestResponse,
+      fields: REQUEST_FIELDS, source: collectionSource(deps.store.collection(requests), { id: null, status: 'status' }), item: RequestResponse,
       view: (r) => requestView(r, zone), options: { maxPageSize: deps.maxPageSize, timeZone: zone, defaultSort: '-created_at' },
     }),
     listRoute({
