@@ -10,7 +10,7 @@
 // below are in simulated time.
 //
 // Printed per site:
-//   carriers presented per balcony per hour   RETRIEVING jobs that ended at the balcony
+//   carriers presented per balcony per hour   carriers a person was asked to work on there
 //   balcony idle share                         time the balcony's person has nothing to do
 //   bot utilisation                            share of bot-time with a bot job in motion
 //   request lead time p50/p95                  request created -> SUCCEEDED
@@ -66,7 +66,7 @@ const random = () => {
 /** Simulated seconds of one window of the figures by time. */
 const WINDOW_S = 600;
 
-interface Job { id: string; type: string; status: string; balcony_id: number | null; quantity: number | null; bot_id: number | null; details: Record<string, unknown>; request_id: string }
+interface Job { id: string; type: string; status: string; balcony_id: number | null; carrier_id: string | null; quantity: number | null; bot_id: number | null; details: Record<string, unknown>; request_id: string }
 
 async function runSite(name: string): Promise<void> {
   const stateDir = mkdtempSync(path.join(tmpdir(), 'wh-bench-site-'));
@@ -122,7 +122,8 @@ async function runSite(name: string): Promise<void> {
   let botBusySamples = 0;
   let samples = 0;
   let lastSample = simNow();
-  const seenRetrieved = new Set<string>();
+  /** request:carrier of the carriers presented so far. */
+  const seenPresented = new Set<string>();
   /** Why ready jobs waited, counted over the samples: the answer to "what limits it?". */
   const waits = new Map<string, number>();
 
@@ -152,6 +153,11 @@ async function runSite(name: string): Promise<void> {
       }
       if (!seenWaiting.has(j.id)) seenWaiting.set(j.id, now);
       const b = j.balcony_id ?? -1;
+      // A carrier presented: the first job of its request waiting for the person at its balcony.
+      if (j.carrier_id !== null && !seenPresented.has(`${j.request_id}:${j.carrier_id}`)) {
+        seenPresented.add(`${j.request_id}:${j.carrier_id}`);
+        presented.set(b, (presented.get(b) ?? 0) + 1);
+      }
       let here = waiting.get(b);
       if (!here) waiting.set(b, (here = []));
       here.push(j);
@@ -183,17 +189,11 @@ async function runSite(name: string): Promise<void> {
       const levels = ((await c.get('/api/v2/bots')).json as { battery_level: number }[]).map((b) => b.battery_level);
       windowBattery.push({ mean: avg(levels), min: Math.min(...levels) });
     }
-    // Less often: why ready jobs wait, and the carriers presented (RETRIEVING jobs that succeeded).
+    // Less often: why ready jobs wait.
     if (round % 5 === 0) {
       for (const j of (await c.get('/api/v2/jobs?status__eq=ACCEPTED&size=1000')).json.items as Job[]) {
         const why = `${j.type}: ${String(j.details.waiting_for ?? 'not yet looked at')}`;
         waits.set(why, (waits.get(why) ?? 0) + 1);
-      }
-      const retrieved = (await c.get('/api/v2/jobs?type__eq=RETRIEVING&status__eq=SUCCEEDED&size=1000&sort_by=-updated_at')).json.items as Job[];
-      for (const j of retrieved) {
-        if (seenRetrieved.has(j.id) || j.balcony_id === null) continue;
-        seenRetrieved.add(j.id);
-        presented.set(j.balcony_id, (presented.get(j.balcony_id) ?? 0) + 1);
       }
     }
     await new Promise((r) => setTimeout(r, 20));
@@ -213,7 +213,7 @@ async function runSite(name: string): Promise<void> {
   const hours = simNow() / 3600;
   const perBalcony = balconies.map((b) => (presented.get(b) ?? 0) / hours);
   const idle = balconies.map((b) => 1 - (busy.get(b) ?? 0) / simNow());
-  const meanPerson = personTime.length > 0 ? personTime.reduce((a, b) => a + b, 0) / Math.max(1, seenRetrieved.size) : NaN;
+  const meanPerson = personTime.length > 0 ? personTime.reduce((a, b) => a + b, 0) / Math.max(1, seenPresented.size) : NaN;
   const pct = (list: number[], p: number) => {
     const s = [...list].sort((a, b) => a - b);
     return s.length === 0 ? NaN : s[Math.min(s.length - 1, Math.floor(p * s.length))]!;
@@ -224,7 +224,8 @@ async function runSite(name: string): Promise<void> {
   console.log(`bot utilisation                          ${((botBusySamples / samples) * 100).toFixed(1)} %`);
   console.log(`request lead time                        p50 ${pct(leadTimes, 0.5).toFixed(0)} s  p95 ${pct(leadTimes, 0.95).toFixed(0)} s  (${leadTimes.length} requests done)`);
   console.log(`balcony-bound limit                      ${(3600 / meanPerson).toFixed(1)} carriers per balcony per hour (mean person time ${meanPerson.toFixed(1)} s per carrier)`);
-  const windows = windowBusy.map((v, k) => `${((v / balconies.length / Math.min(WINDOW_S, simNow() - k * WINDOW_S)) * 100).toFixed(0)} %`
+  // A last window shorter than half of one says little: left out.
+  const windows = windowBusy.filter((_, k) => simNow() - k * WINDOW_S >= WINDOW_S / 2).map((v, k) => `${((v / balconies.length / Math.min(WINDOW_S, simNow() - k * WINDOW_S)) * 100).toFixed(0)} %`
     + (windowBattery[k] ? ` (bots ${windowBattery[k]!.mean.toFixed(0)} %, lowest ${windowBattery[k]!.min.toFixed(0)} %)` : ''));
   console.log(`balconies busy by ${WINDOW_S / 60} simulated minutes  ${windows.join(', ')}`);
   const waitTotal = [...waits.values()].reduce((a, b) => a + b, 0);
