@@ -108,3 +108,16 @@ t.test('a bot holding a carrier at a balcony goes to charge only once the carrie
   const c4 = a.app.store.collection(carriers).get('C4')!;
   t.equal(a.app.site.kindAt(c4.level_id, c4.x, c4.y), 'storage', 'the carrier is home');
 });
+
+t.test('bots sent to charge on request, full already: each frees the charger for the next', async (t) => {
+  const a = await startE2eApp({ WAREHOUSE_SIM_BATTERY_PERMILLE: '1000' });
+  t.teardown(() => a.close());
+  const { post, bots, recharges } = helpers(a);
+  const at = async (id: number) => (await bots()).find((b) => b.id === id && b.x === CHARGER[0] && b.y === CHARGER[1]);
+  for (const id of [1, 2]) {
+    const r = await post('/api/v2/requests', { type: 'RECHARGE', bot_id: id });
+    t.equal(r.status, 201, JSON.stringify(r.json));
+    await until(`bot ${id} at the charger`, () => at(id), 60_000);
+    await until(`its request to end`, async () => (await recharges()).find((q) => q.bot_id === id && q.status === 'SUCCEEDED'), 60_000);
+  }
+});

@@ -211,8 +211,9 @@ export class PlannedMotion implements LevelMotion {
     }
     if (event.kind !== 'telemetry') return;
     if (r.charging === 'asked' && event.bot.is_charging) r.charging = 'seen';
-    else if (r.charging === 'seen' && !event.bot.is_charging) {
-      // Charged: the charger is free for the next bot, which may push this one aside.
+    // Charged (or full already when asked, so it never showed charging): the charger is free
+    // for the next bot, which may push this one aside.
+    else if ((r.charging === 'seen' && !event.bot.is_charging) || (r.charging === 'asked' && event.bot.battery_level >= 100)) {
       r.charging = 'no';
       this.o.planner.cancelGoal(r.id);
     }
