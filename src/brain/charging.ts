@@ -43,8 +43,8 @@ export function botsToCharge(
   chargeBelow: number,
 ): ChargeChoice[] {
   if (chargers.length === 0) return [];
-  const idle = bots.filter((b) => b.online && b.idle && !b.charging && !b.faulted && !b.lifted
-    && !requests.some((r) => r.bot_id === b.id) && !jobs.some((j) => j.bot_id === b.id));
+  const withWork = new Set<number | null>([...requests.map((r) => r.bot_id), ...jobs.map((j) => j.bot_id)]);
+  const idle = bots.filter((b) => b.online && b.idle && !b.charging && !b.faulted && !b.lifted && !withWork.has(b.id));
   const low = idle.filter((b) => b.battery < chargeBelow);
   let free = chargers.length - low.length - jobs.filter((j) => j.type === 'CHARGING').length;
   for (const c of chargers) if (chargingOn(bots, c)) free--;

@@ -72,10 +72,14 @@ export class LevelDispatcher {
     const changes: (() => void)[] = [];
     const claimed = new Set<string>();
     const botsTaken = new Set<number>(this.running.values());
+    // A bot with a job of its own waiting (sent to charge) is kept for it: taken for carriers, it
+    // would leave for the charger with one on board once a charger frees.
+    const reserved = new Set<number>();
+    for (const j of open) if (j.status === 'ACCEPTED' && j.bot_id !== null && !CARRIER_JOBS.has(j.type)) reserved.add(j.bot_id);
     for (const job of ready) {
       if (PERSON_JOBS.has(job.type)) changes.push(() => this.atBalcony(job));
       else if (BOT_JOBS.has(job.type)) {
-        const start = this.plan(job, claimed, botsTaken);
+        const start = this.plan(job, claimed, botsTaken, reserved);
         changes.push(start);
       }
     }
@@ -145,7 +149,7 @@ export class LevelDispatcher {
   }
 
   /** Decides how a bot job starts; returns the change to run in the pass's write. */
-  private plan(job: JobRecord, claimed: Set<string>, botsTaken: Set<number>): () => JobRecord {
+  private plan(job: JobRecord, claimed: Set<string>, botsTaken: Set<number>, reserved: ReadonlySet<number>): () => JobRecord {
     const wait = (details: JobDetails) => () => this.deps.requests.explain(job, details);
     if (this.deps.paused()) return wait({ waiting_for: 'system_paused', reason: 'the system is paused (POST a RESUME request)' });
     if (!this.motion) return wait({ waiting_for: 'bot', reason: 'no bots: the radio lines of this level are not running' });
@@ -166,7 +170,7 @@ export class LevelDispatcher {
     const target = this.target(job, carrier, claimed);
     if ('wait' in target) return wait(target.wait);
     const held = carrier !== undefined && (this.onBoard(carrier) || this.heldOnItsCell(carrier));
-    const found = held ? this.carrierBot(carrier!, botsTaken) : this.bot(job, carrier ?? null, botsTaken);
+    const found = held ? this.carrierBot(carrier!, botsTaken) : this.bot(job, carrier ?? null, botsTaken, reserved);
     if ('wait' in found) return wait(found.wait);
     // A bot stopped on the carrier's cell keeps any other out (the planner refuses the goal):
     // wait for it rather than start and abort again at once.
@@ -317,7 +321,7 @@ export class LevelDispatcher {
    * The bot a job runs on: its own for bot jobs, else the nearest idle one with battery to
    * spare; failing that, the charging one with the most battery that may leave its charger.
    */
-  private bot(job: JobRecord, carrier: CarrierRecord | null, taken: Set<number>): { bot: MotionBot } | { wait: JobDetails } {
+  private bot(job: JobRecord, carrier: CarrierRecord | null, taken: Set<number>, reserved: ReadonlySet<number>): { bot: MotionBot } | { wait: JobDetails } {
     const bots = this.motion!.bots();
     if (job.bot_id !== null && !CARRIER_JOBS.has(job.type)) {
       const own = bots.find((b) => b.id === job.bot_id);
@@ -328,12 +332,6 @@ export class LevelDispatcher {
       return { bot: own };
     }
     const from = carrier ?? { x: 0, y: 0 };
-    // A bot with a job of its own waiting (sent to charge) is kept for it: taken for carriers, it
-    // would leave for the charger with one on board once a charger frees.
-    const reserved = new Set<number>();
-    for (const j of this.deps.requests.openJobs(this.level.id)) {
-      if (j.status === 'ACCEPTED' && j.bot_id !== null && !CARRIER_JOBS.has(j.type)) reserved.add(j.bot_id);
-    }
     const below = this.deps.chargeBelow();
     let best: MotionBot | undefined;
     for (const b of bots) {
@@ -435,7 +433,7 @@ export class LevelDispatcher {
         const lifted = await motion.go(bot, { x: carrier.x, y: carrier.y, then: 'lift' });
         if (this.stopped) return;
         // Another try would find nothing there again, and again: a person must find it.
-        if (!lifted.ok && lifted.noCarrier) return this.fail(job, `carrier ${carrier.id} was not found at ${carrier.x},${carrier.y}, where the store has it: put it back there by hand, then post the request again`, false);
+        if (!lifted.ok && lifted.refused === 'NO_CARRIER') return this.fail(job, `carrier ${carrier.id} was not found at ${carrier.x},${carrier.y}, where the store has it: put it back there by hand, then post the request again`, false);
         if (!lifted.ok) return this.fail(job, lifted.reason);
       }
       // A carrier leaving a balcony position (lifted now, or held up there since it came) is

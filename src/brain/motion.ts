@@ -1,3 +1,5 @@
+import type { Result } from '../link/protocol/messages.js';
+
 /**
  * What the dispatcher needs from the bots of a level: who is there and idle, and "take this
  * bot to that cell, then lift / lower / charge / write a tag". How the bots get there (the
@@ -36,8 +38,8 @@ export interface MotionBot {
   faulted: boolean;
 }
 
-/** `noCarrier`: the bot found no carrier to lift on the goal cell. */
-export type GoalOutcome = { ok: true } | { ok: false; reason: string; noCarrier?: boolean };
+/** `refused`: the bot's own answer when it refused a command (NO_CARRIER: nothing to lift there). */
+export type GoalOutcome = { ok: true } | { ok: false; reason: string; refused?: Result };
 
 export interface LevelMotion {
   readonly levelId: number;

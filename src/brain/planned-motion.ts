@@ -15,7 +15,7 @@
 import type { SiteLevel } from '../domain/site/load.js';
 import type { Logger } from '../log/logger.js';
 import type { Command } from '../native/link.js';
-import type { Heading } from '../link/protocol/messages.js';
+import type { Heading, Result } from '../link/protocol/messages.js';
 import { STOPPING_FLAGS } from '../link/protocol/faults.js';
 import { type LevelPlanner, type PlannedAction, type PlannerEvent, type PlanState } from '../native/planner.js';
 import type { BotEvent, BotState, CommandOutcome } from './links.js';
@@ -144,11 +144,10 @@ export class PlannedMotion implements LevelMotion {
   /** Ends a bot's charge; returns why not, if it did not. */
   private async uncharge(r: BotRun): Promise<string | undefined> {
     r.charging = 'no';
-    const outcome = await this.o.radio.send(this.levelId, r.id, { type: 'UNCHARGE' }, 15_000);
-    if (outcome.delivered && outcome.result === 'OK') return undefined;
+    const failed = failure('UNCHARGE', await this.o.radio.send(this.levelId, r.id, { type: 'UNCHARGE' }, 15_000));
     // Still charging: the end of its charge frees the charger, as before.
-    if (r.telemetry?.is_charging) r.charging = 'seen';
-    return outcome.delivered ? `UNCHARGE refused: ${outcome.result}` : `UNCHARGE not delivered: ${outcome.reason}`;
+    if (failed && r.telemetry?.is_charging) r.charging = 'seen';
+    return failed;
   }
 
   setPaused(paused: boolean): void {
@@ -303,9 +302,9 @@ export class PlannedMotion implements LevelMotion {
 
   private async command(r: BotRun, command: Command): Promise<void> {
     const outcome = await this.o.radio.send(this.levelId, r.id, command, 15_000);
-    if (outcome.delivered && outcome.result === 'OK') return;
-    this.stuck(r, outcome.delivered ? `${command.type} refused: ${outcome.result}` : `${command.type} not delivered: ${outcome.reason}`,
-      outcome.delivered && outcome.result === 'NO_CARRIER');
+    const failed = failure(command.type, outcome);
+    if (!failed) return;
+    this.stuck(r, failed, outcome.delivered ? outcome.result : undefined);
     // A refusal without a fault leaves a working bot: once at rest it is placed where its
     // telemetry says and planned again (a fault waits for its clearing instead).
     setTimeout(() => {
@@ -329,9 +328,8 @@ export class PlannedMotion implements LevelMotion {
       const mode = await this.o.radio.send(this.levelId, botId, { type: 'RFID_WRITE_MODE', mode: 'MANUAL' }, 15_000);
       if (!mode.delivered || mode.result !== 'OK') return this.finish(botId, { ok: false, reason: 'the bot did not enter RFID writing mode' });
     }
-    const outcome = await this.o.radio.send(this.levelId, botId, command, 15_000);
-    if (!outcome.delivered) return this.finish(botId, { ok: false, reason: `${command.type} not delivered: ${outcome.reason}` });
-    if (outcome.result !== 'OK') return this.finish(botId, { ok: false, reason: `${command.type} refused: ${outcome.result}` });
+    const failed = failure(command.type, await this.o.radio.send(this.levelId, botId, command, 15_000));
+    if (failed) return this.finish(botId, { ok: false, reason: failed });
     // The work is done, or (charging) under way: the bot keeps its cell only while it charges.
     if (command.type === 'CHARGE') r.charging = 'asked';
     else this.o.planner.cancelGoal(botId);
@@ -358,12 +356,12 @@ export class PlannedMotion implements LevelMotion {
   }
 
   /** A bot that cannot go on: others route around it; its goal fails. */
-  private stuck(r: BotRun, reason: string, noCarrier = false): void {
+  private stuck(r: BotRun, reason: string, refused?: Result): void {
     r.pending = undefined;
     r.stuck = true;
     if (r.planned) this.o.planner.setStuck(r.id, true);
     this.o.logger.warn({ level_id: this.levelId, bot_id: r.id, reason }, 'bot stopped');
-    this.finish(r.id, { ok: false, reason, noCarrier });
+    this.finish(r.id, { ok: false, reason, refused });
   }
 
   /** A stopped bot works again: the planner places it where its telemetry says. */
@@ -389,4 +387,10 @@ export class PlannedMotion implements LevelMotion {
 /** A floor tag's content: its cell, x and y as little-endian u16 (PROTOCOL.md, RFID). */
 function cellTag(x: number, y: number): Uint8Array {
   return Uint8Array.of(x & 0xff, x >> 8, y & 0xff, y >> 8);
+}
+
+/** Why a command did not succeed (not delivered, or refused with the bot's result), or undefined when it did. */
+function failure(type: Command['type'], outcome: CommandOutcome): string | undefined {
+  if (!outcome.delivered) return `${type} not delivered: ${outcome.reason}`;
+  return outcome.result === 'OK' ? undefined : `${type} refused: ${outcome.result}`;
 }
