@@ -57,20 +57,27 @@ export function requestStatus(request: RequestRecord, all: readonly JobRecord[])
 }
 
 /**
- * Entity counters from the jobs that work the entity (its `job_type`): completed is the
- * planned quantity of those that ended, succeeded what was booked by those that succeeded,
- * cancelled the planned quantity of those cancelled or aborted.
+ * Entity counters from the jobs that work the entity (its `job_type`, and for picking the
+ * PICKING_ALERT of quantities handled outside the system): completed is the planned quantity of
+ * those that succeeded, succeeded what they booked (a short pick books fewer), cancelled the
+ * planned quantity of those cancelled or aborted. So total = completed + cancelled + what is
+ * still open, at every moment.
  */
 export function entityCounters(entity: EntityRecord, index: number, all: readonly JobRecord[]): EntityRecord {
   let completed = 0;
   let succeeded = 0;
   let cancelled = 0;
   for (const job of all) {
-    if (job.entity_index !== index || job.type !== entity.job_type || !counted(job) || !isFinalJob(job.status)) continue;
+    if (job.entity_index !== index || !worksEntity(entity, job) || !counted(job) || !isFinalJob(job.status)) continue;
     const planned = job.quantity ?? 1;
-    completed += planned;
-    if (job.status === 'SUCCEEDED') succeeded += typeof job.details['booked_quantity'] === 'number' ? job.details['booked_quantity'] : planned;
-    else cancelled += planned;
+    if (job.status === 'SUCCEEDED') {
+      completed += planned;
+      succeeded += typeof job.details['booked_quantity'] === 'number' ? job.details['booked_quantity'] : planned;
+    } else cancelled += planned;
   }
   return { ...entity, completed_quantity: completed, succeeded_quantity: succeeded, cancelled_quantity: cancelled };
+}
+
+function worksEntity(entity: EntityRecord, job: JobRecord): boolean {
+  return job.type === entity.job_type || (entity.job_type === 'PICKING' && job.type === 'PICKING_ALERT');
 }
