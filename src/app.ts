@@ -33,7 +33,9 @@ import { VERSION } from './version.js';
 import { Diagnostics } from './domain/diagnostics/report.js';
 import { reportRoutes } from './http/routes/report.js';
 import type { LogTail } from './log/tail.js';
-import { SiteLinks } from './brain/links.js';
+import { startLines } from './lines/start.js';
+import type { SiteLines } from './lines/site-lines.js';
+import type { SimulatedSite } from './lines/simulated-site.js';
 import { botRoutes } from './http/routes/bots.js';
 import { SupportOutbox } from './domain/support/outbox.js';
 import { SupportForwarder } from './domain/support/forwarder.js';
@@ -41,11 +43,12 @@ import { supportRoutes } from './http/routes/support.js';
 import { workflowRoutes } from './http/routes/workflows.js';
 import { Requests } from './domain/requests/requests.js';
 import { botRecords, seedBots } from './domain/system/records.js';
-import { BrainHost } from './brain/host.js';
+import { BrainHost } from './brain/host/host.js';
 import { ALL_COLLECTIONS } from './domain/collections.js';
-import { carriers } from './domain/inventory/records.js';
 import { requestRoutes } from './http/routes/requests.js';
 import { systemRoutes } from './http/routes/system.js';
+import { SystemService } from './domain/system/control.js';
+import { eventRecords } from './domain/events/events.js';
 
 export interface App {
   config: Config;
@@ -59,8 +62,11 @@ export interface App {
   view: InventoryView;
   requests: Requests;
   brain: BrainHost;
-  /** The radio lines (and simulator), unless WAREHOUSE_LINKS=off. */
-  links: SiteLinks | undefined;
+  system: SystemService;
+  /** The radio lines, unless WAREHOUSE_LINKS=off. */
+  lines: SiteLines | undefined;
+  /** The supervised simulator of the simulated levels, if any. */
+  simulator: SimulatedSite | undefined;
   tls: TlsFiles;
   port: number;
   /** Stops the listener, waits for in-flight requests (bounded), closes the store. */
@@ -102,9 +108,9 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
   // Open work holds SKUs against deletion; the requests are built right after the inventory.
   const inventory: Inventory = new Inventory({ store, site, view, now: Date.now, events, skuHolds: (id): string | undefined => requests.skuHold(id) });
   if (await inventory.seedFromLayout()) logger.info({ carriers: site.layout.carriers.length, skus: site.layout.skus.length }, 'inventory seeded from the site layout');
-  const started = performance.now();
+  const building = performance.now();
   view.build();
-  logger.info({ rows: view.size, ms: Math.round(performance.now() - started) }, 'inventory view built');
+  logger.info({ rows: view.size, ms: Math.round(performance.now() - building) }, 'inventory view built');
 
   if (await seedBots(store, site, Date.now())) logger.info({ bots: site.levels.reduce((n, l) => n + l.bots.length, 0) }, 'bots registered from the site layout');
   const refresh = (carrierIds: readonly string[], skuIds: readonly string[]) => {
@@ -126,18 +132,29 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
     ? new SupportForwarder({ outbox: supportOutbox, url: config.support_url, logger: logger.child({ component: 'support' }) })
     : undefined;
 
-  const links = config.links === 'on' ? await SiteLinks.start(site, config.site, logger, {
-    speed: config.sim_speed, battery: config.sim_battery_permille, stateDir: config.state_dir, carriers: [...store.collection(carriers).scan()],
-  }) : undefined;
+  const started = config.links === 'on' ? await startLines(config, site, store, events, logger) : undefined;
+  const lines = started?.lines;
   const brain = new BrainHost({
-    config, site, logger, events, links, refresh: (c, k) => refresh(c, k),
+    config, site, store, logger, events, lines,
     settings: () => ({ externalPicking: settings.value<boolean>('picking.external.enabled'), chargeBelow: settings.value<number>('brain.chargeBelowPercent'),
       faultClearSeconds: settings.value<number>('brain.faultClearSeconds'),
     }),
   });
-  requests.onChange(() => brain.wake());
-  events.subscribe((event) => {
-    if (event.component === 'settings') brain.settingsChanged();
+  // What the brain's thread commits: the inventory view and the live event stream follow; a
+  // setting changed here goes to the brain.
+  const stopFollowing = store.onCommit((notice, origin) => {
+    if (origin === 'remote') {
+      if (notice['carriers']) view.refreshCarriers(notice['carriers'].map(String));
+      for (const id of notice['skus'] ?? []) view.refreshSku(String(id));
+      for (const id of notice['events'] ?? []) {
+        const event = store.collection(eventRecords).get(id);
+        if (event) events.announce(event);
+      }
+    } else if (notice['settings']) brain.settingsChanged();
+  });
+  const system = new SystemService({
+    store, requests, events, brain, liveBots: () => lines?.list() ?? [],
+    lineUp: (levelId) => lines?.lineStates().find((l) => l.level_id === levelId)?.up ?? true,
   });
 
   const tls = await ensureCertificate(config.state_dir, config.tls_cert, config.tls_key);
@@ -169,10 +186,10 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
     ...supportRoutes({ outbox: supportOutbox, timeZone }),
     ...workflowRoutes({ store }),
     ...requestRoutes({ store, requests, timeZone, maxPageSize, showCreated: () => settings.value<boolean>('api.jobs.showCreated') }),
-    ...systemRoutes({ store, requests, events, brain }),
-    ...botRoutes(site, links),
+    ...systemRoutes(system),
+    ...botRoutes(site, system, lines),
     ...reportRoutes(new Diagnostics({
-      config, store, site, events, logTail: options.logTail, now: Date.now, counts: () => store.counts(), linkStats: links && (() => links.stats()),
+      config, store, site, events, logTail: options.logTail, now: Date.now, counts: () => store.counts(), linkStats: lines && (() => lines.stats()),
       settings: () => ({ values: settings.known(), pending_restart: settings.pendingRestart() }),
     })),
   );
@@ -186,7 +203,8 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
   } catch (err) {
     stopRetention();
     await brain.stop();
-    await links?.close();
+    stopFollowing();
+    await started?.close();
     await auth.close();
     await store.close();
     throw err;
@@ -196,7 +214,7 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
   await events.emit(EVENT.started, `controller ${VERSION} started on port ${port} with site "${site.name}"`);
 
   return {
-    config, server, store, auth, events, settings, site, inventory, view, requests, brain, links, tls, port,
+    config, server, store, auth, events, settings, site, inventory, view, requests, brain, system, lines, simulator: started?.simulator, tls, port,
     async close() {
       await events.emit(EVENT.stopping, 'controller stopping').catch((err: unknown) => logger.error({ err }, 'could not record the stop event'));
       stopRetention();
@@ -204,7 +222,8 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
       await brain.stop();
       if (unfinished > 0) logger.warn({ unfinished }, 'shutdown timeout: requests still running were cut off');
       await supportForwarder?.close();
-      await links?.close();
+      stopFollowing();
+      await started?.close();
       await auth.close();
       await store.close();
     },

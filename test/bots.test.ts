@@ -70,8 +70,8 @@ t.test('LED steps outside the protocol\'s bounds are a 422, not an unpublished s
 const botOne = async (): Promise<any> => (await a.admin.request('/api/v2/bots?id=1')).json[0];
 
 t.test('online follows the link: a bot that lost the link is offline while its telemetry still arrives', async (t) => {
-  const links = a.app.links!;
-  const sim = links.simulator!;
+  const links = a.app.lines!;
+  const sim = a.app.simulator!;
   await until(botOne, (b) => b.online === true);
   await sim.setKnobs({ silent_nodes: [1] });
   t.teardown(() => sim.setKnobs({ silent_nodes: [], drop_frame_rate: 0, direction: 'both' }));
@@ -94,7 +94,7 @@ t.test('online follows the link: a bot that lost the link is offline while its t
 });
 
 t.test('an LED controller that does not answer: published is false', async (t) => {
-  const sim = a.app.links!.simulator!;
+  const sim = a.app.simulator!;
   await sim.setKnobs({ silent_nodes: [0x1001] });
   t.teardown(() => sim.setKnobs({ silent_nodes: [] }));
   t.same((await post({ status: [step(1)] })).json, { balcony_id: 1, published: false });

@@ -137,7 +137,7 @@ t.test('a bot that faults mid-job: the job is aborted with an event and the work
   const stop = a.app.events.subscribe((e) => {
     if (faulted || e.hex_value !== '0x6004' || !/RETRIEVING .* ACCEPTED -> EXECUTING/.test(e.description) || e.bot_id === null) return;
     const bot = Number(e.bot_id);
-    faulted = a.app.links!.simulator!.injectFault(1, bot, 0x0101, { detail: 4200 }).then(() => bot);
+    faulted = a.app.simulator!.injectFault(1, bot, 0x0101, { detail: 4200 }).then(() => bot);
   });
   t.teardown(stop);
   const r = await post('/api/v2/requests', { type: 'FETCH', entities: [{ carrier_id: 'C4', balcony_ids: [2] }] });

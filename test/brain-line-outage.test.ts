@@ -30,7 +30,7 @@ function work(a: AdminApp, requestId: string, ms = 90_000) {
 t.test('a line silent for several seconds: the bots come back into service and the work waiting meanwhile is done', async (t) => {
   const a = await startE2eApp();
   t.teardown(() => a.close());
-  const pid = a.app.links!.simulator!.pid;
+  const pid = a.app.simulator!.pid;
   process.kill(pid, 'SIGSTOP');
   t.teardown(() => {
     try {
@@ -57,9 +57,9 @@ t.test('a line silent for several seconds: the bots come back into service and t
 t.test('a killed simulator is started again like a gateway plugged in again, and the site works on', async (t) => {
   const a = await startE2eApp();
   t.teardown(() => a.close());
-  const first = a.app.links!.simulator!.pid;
+  const first = a.app.simulator!.pid;
   process.kill(first, 'SIGKILL');
-  await until('a new simulator', async () => a.app.links!.simulator?.pid !== first && a.app.links!.simulator !== undefined, 30_000);
+  await until('a new simulator', async () => a.app.simulator!.process !== undefined && a.app.simulator!.pid !== first, 30_000);
   await until('every bot online again', async () => (await online(a)) === 3, 30_000);
   const r = await a.admin.request('/api/v2/requests', { method: 'POST', json: { type: 'FETCH', entities: [{ carrier_id: 'C4', balcony_ids: [2] }] } });
   t.equal(r.status, 201, JSON.stringify(r.json));

@@ -1,12 +1,12 @@
-// Which bots the brain sends to charge, and which may leave a charger (src/brain/charging.ts).
+// Which bots the brain sends to charge, and which may leave a charger (src/brain/worker/policy/charging.ts).
 import t from 'tap';
-import { botsToCharge, mayLeaveCharger, TOP_UP_BELOW } from '../src/brain/charging.js';
-import type { MotionBot } from '../src/brain/motion.js';
+import { botsToCharge, mayLeaveCharger, TOP_UP_BELOW } from '../src/brain/worker/policy/charging.js';
+import type { MotionBot } from '../src/brain/worker/motion/motion.js';
 import type { JobRecord, RequestRecord } from '../src/domain/requests/records.js';
 
 const chargers = [{ x: 0, y: 1 }, { x: 0, y: 3 }];
 const bot = (id: number, battery: number, more: Partial<MotionBot> = {}): MotionBot => ({
-  id, level_id: 1, online: true, idle: true, x: id, y: 1, lifted: false, charging: false, battery, faulted: false, ...more,
+  id, level_id: 1, online: true, idle: true, x: id, y: 1, lifted: false, charging: false, battery, faulted: false, stuck: false, ...more,
 });
 const job = (bot_id: number, type = 'CHARGING') => ({ bot_id, type }) as JobRecord;
 const request = (bot_id: number) => ({ bot_id }) as RequestRecord;

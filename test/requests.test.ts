@@ -3,12 +3,13 @@
 // resume, the storage status, restart_brain and cancel_all. Bot motion is not involved here:
 // jobs that need a bot must say so in their details.
 import t from 'tap';
+import { OpenWork } from '../src/domain/requests/open-work.js';
 import { startAdminApp, type AdminApp } from './helpers/app.js';
 import type { Answer } from './helpers/client.js';
 import { until } from './helpers/until.js';
 import { smallSite, writeSite } from './fixtures/small-site.js';
 import { carriers } from '../src/domain/inventory/records.js';
-import { jobs, type JobRecord } from '../src/domain/requests/records.js';
+import { jobs } from '../src/domain/requests/records.js';
 
 let a: AdminApp;
 
@@ -297,30 +298,27 @@ t.test('a carrier a running store sets down in front of another is buffered firs
   await post(`/api/v2/requests/${r.json.id}/cancel`, {});
 });
 
-t.test('open jobs are read once per turn; a write here, or the next turn, shows the change', async (t) => {
+t.test('the open work in memory follows every commit: a change at once, a job that ends leaves it', async (t) => {
   const r = await post('/api/v2/requests', { type: 'FULFILLMENT', entities: [{ sku_id: 'A', quantity: 1 }] });
   t.equal(r.status, 201, JSON.stringify(r.json));
   const requests = a.app.requests;
-  const mine = (list: JobRecord[]) => list.filter((j) => j.request_id === r.json.id);
-  const level = mine(requests.openJobs(1)).length > 0 ? 1 : 0;
-  const job = mine(requests.openJobs(level)).find((j) => j.type === 'RETRIEVING')!;
+  const work = new OpenWork(a.app.store, a.app.site.levels.map((l) => l.id));
+  t.teardown(() => work.close());
+  const job = [...work.allJobs()].find((j) => j.request_id === r.json.id && j.type === 'RETRIEVING')!;
   t.ok(job, 'the retrieval is open');
-  // A write of this thread: seen inside it and at once after it (no await in between).
-  let inside: JobRecord | undefined;
-  const written = requests.write(() => {
-    requests.updateJob(requests.job(job.id), { details: { ...job.details, note: 'here' } });
-    inside = requests.openJobs(level).find((j) => j.id === job.id);
-  });
-  t.equal(inside?.details['note'], 'here', 'inside the write');
-  t.equal(requests.openJobs(level).find((j) => j.id === job.id)?.details['note'], 'here', 'right after the write');
-  await written;
-  // A write of another thread (the brain's) goes round this instance: seen from the next turn on.
-  requests.openJobs(level);
-  await a.app.store.write(() => a.app.store.collection(jobs).put({ ...requests.job(job.id), details: { ...job.details, note: 'there' } }));
-  await new Promise((resolve) => setImmediate(resolve));
-  t.equal(requests.openJobs(level).find((j) => j.id === job.id)?.details['note'], 'there', 'the next turn');
-  const list = requests.openJobs(level);
-  list.length = 0;
-  t.ok(requests.openJobs(level).length > 0, 'each caller gets its own list');
+  t.ok(work.jobsOn(job.level_id ?? 0).some((j) => j.id === job.id), 'and on its level');
+  const levels: number[] = [];
+  const stop = work.onChange((change) => levels.push(...change.levels));
+  t.teardown(stop);
+  await requests.write(() => requests.explain(requests.job(job.id), { waiting_for: 'bot', reason: 'a note from this thread' }));
+  t.equal(work.job(job.id)?.wait?.reason, 'a note from this thread', 'seen as soon as the write is durable');
+  t.ok(levels.includes(job.level_id ?? 0), 'its level is named as changed');
+  // What another thread commits arrives as a notice of the keys it changed.
+  await a.app.store.write(() => a.app.store.collection(jobs).put({ ...requests.job(job.id), wait: { waiting_for: 'bot', reason: 'there' } }));
+  a.app.store.heard({ jobs: [job.id] });
+  t.equal(work.job(job.id)?.wait?.reason, 'there');
+  t.equal(work.request(r.json.id)?.id, r.json.id, 'the request is open');
   t.equal((await post(`/api/v2/requests/${r.json.id}/cancel`, {})).status, 200);
+  t.equal(work.job(job.id), undefined, 'a cancelled job leaves the open work');
+  t.equal(work.request(r.json.id), undefined, 'and its request with it');
 });

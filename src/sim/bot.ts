@@ -5,7 +5,6 @@
  * protocol mechanics (sessions, seq, retransmission, duplicates) are the endpoint's.
  */
 import type { Frame, Heading, LiftState, Message, Motion, RfidWriteMode, Segment } from '../link/protocol/messages.js';
-import type { BotLayout } from '../domain/site/layout.js';
 import { NodeEndpoint, type ExecutedCommand, type LinkLossReason, type NodeModel, type Reply } from './endpoint.js';
 import { EXTRA_TELEMETRY_GAP_MS, type BotFigures } from './figures.js';
 import { FAULTS, LINK_LOST_FLAG, fault, type FaultDefinition } from '../link/protocol/faults.js';
@@ -33,6 +32,19 @@ interface ActiveFault {
 
 /** Faults that brake at once rather than at the next cell centre (PROTOCOL.md 0x11). */
 const STOP_NOW = new Set(['ESTOP', 'BUMPER', 'OBSTACLE']);
+
+/**
+ * How a bot is when it powers on: where, facing where, its battery (drawn from the seed when
+ * absent) and the carrier it holds up (a restart where the site stood; none otherwise).
+ */
+export interface BotStart {
+  id: number;
+  x: number;
+  y: number;
+  heading: Heading;
+  battery?: number;
+  carrier?: string;
+}
 
 export interface BotCounters {
   tag_reads: number;
@@ -89,20 +101,26 @@ export class SimBot implements NodeModel {
   private lastSignature = '';
 
   constructor(
-    layout: BotLayout,
+    start: BotStart,
     private readonly world: LevelWorld,
     private readonly fig: BotFigures,
     private readonly rng: Random,
     send: ConstructorParameters<typeof NodeEndpoint>[0]['send'],
     now: number,
   ) {
-    this.id = layout.id;
-    this.x = layout.start.x;
-    this.y = layout.start.y;
-    this.heading = layout.heading;
-    this.battery = rng.int(fig.batteryStartMin, fig.batteryStartMax);
+    this.id = start.id;
+    this.x = start.x;
+    this.y = start.y;
+    this.heading = start.heading;
+    // Drawn even when given, so the rest of the bot's random stream does not depend on it.
+    const drawn = rng.int(fig.batteryStartMin, fig.batteryStartMax);
+    this.battery = start.battery ?? drawn;
+    if (start.carrier !== undefined) {
+      this.carrier = start.carrier;
+      this.lift = 'UP';
+    }
     this.lastTick = now;
-    this.endpoint = new NodeEndpoint({ address: layout.id, kind: 'BOT', rng: rng.fork(1), send });
+    this.endpoint = new NodeEndpoint({ address: start.id, kind: 'BOT', rng: rng.fork(1), send });
   }
 
   start(): void {
@@ -116,6 +134,18 @@ export class SimBot implements NodeModel {
       welcomed: this.endpoint.welcomed, link_lost: this.endpoint.linkLost, counters: { ...this.counters },
       executed: { total: this.endpoint.counters.commands, duplicates: this.endpoint.counters.duplicates, last: [...this.endpoint.executed] },
     };
+  }
+
+  /** The cells the bot takes up: its own, and the next one while it drives between the two. */
+  cells(now: number): { x: number; y: number }[] {
+    const step = this.active?.step;
+    if (!step || !betweenCells(step, now)) return [{ x: this.x, y: this.y }];
+    return [{ x: this.x, y: this.y }, { x: this.x + step.dx, y: this.y + step.dy }];
+  }
+
+  /** Powers the bot off (a person took it off the level): its protocol timers stop, it sends nothing more. */
+  powerOff(): void {
+    this.endpoint.stop();
   }
 
   // ------------------------------------------------------------------ time

@@ -39,7 +39,7 @@ function shutdown(code: number): void {
   process.exit(code);
 }
 
-async function handle(sim: Simulator, r: SimRequest): Promise<{ result?: LevelSnapshot[] }> {
+async function handle(sim: Simulator, r: SimRequest): Promise<{ result?: LevelSnapshot[]; carrier_id?: string }> {
   switch (r.op) {
     case 'knobs':
       sim.setKnobs(r.knobs, r.level_id);
@@ -57,6 +57,23 @@ async function handle(sim: Simulator, r: SimRequest): Promise<{ result?: LevelSn
       log.info({ level_id: r.level_id, path }, 'gateway plugged in again');
       return { result: sim.snapshot().filter((l) => l.level_id === r.level_id) };
     }
+    case 'place_carrier':
+      sim.placeCarrier(r.level_id, r.carrier_id, r.x, r.y);
+      log.info({ level_id: r.level_id, carrier_id: r.carrier_id, x: r.x, y: r.y }, 'carrier placed by hand');
+      return {};
+    case 'remove_carrier': {
+      const carrier = sim.removeCarrier(r.level_id, r.x, r.y);
+      log.info({ level_id: r.level_id, carrier_id: carrier, x: r.x, y: r.y }, 'carrier removed by hand');
+      return { carrier_id: carrier };
+    }
+    case 'take_bot':
+      sim.takeBot(r.level_id, r.bot_id);
+      log.info({ level_id: r.level_id, bot_id: r.bot_id }, 'bot taken off by hand');
+      return {};
+    case 'put_bot':
+      sim.putBot(r.level_id, r.bot_id, r.x, r.y, r.heading, r.battery_permille);
+      log.info({ level_id: r.level_id, bot_id: r.bot_id, x: r.x, y: r.y, heading: r.heading }, 'bot put on by hand');
+      return {};
     case 'stop':
       return {}; // the message handler exits once this reply is out
   }
@@ -78,9 +95,9 @@ try {
 process.on('message', (raw: ToChild) => {
   if (raw?.type !== 'request' || !sim) return;
   handle(sim, raw.request).then(
-    ({ result }) => {
+    (answer) => {
       const stop = raw.request.op === 'stop';
-      send({ type: 'reply', id: raw.id, ok: true, ...(result ? { result } : {}) }, stop ? () => shutdown(0) : undefined);
+      send({ type: 'reply', id: raw.id, ok: true, ...answer }, stop ? () => shutdown(0) : undefined);
     },
     (err: unknown) => send({ type: 'reply', id: raw.id, ok: false, error: err instanceof Error ? err.message : String(err) }),
   );

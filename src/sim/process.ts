@@ -1,10 +1,12 @@
 /**
  * The daemon's handle on the simulator child process: starts it (compiled dist/sim/main.js
  * with this Node binary, or src/sim/main.ts through tsx when running from sources, as tests
- * do), waits for its device paths, forwards knob changes and fault injection, and stops it.
+ * do), waits for its device paths, forwards knob changes, fault injection and people's hands,
+ * and stops it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import type { Heading } from '../link/protocol/messages.js';
 import type { LevelSnapshot } from './gateway.js';
 import { optionsArg, type SimRequest, type ToChild, type ToParent } from './ipc.js';
 import type { LinkKnobs } from './knobs.js';
@@ -24,6 +26,8 @@ export interface SimulatorProcess {
   readonly devices: ReadonlyMap<number, string>;
   /** resolves with the exit code (or signal name) when the child ends, for whatever reason */
   readonly exited: Promise<number | string>;
+  /** true once stop() was called: an exit after it is a stop, any other exit a crash */
+  readonly stopping: boolean;
   setKnobs(knobs: Partial<LinkKnobs>, levelId?: number): Promise<void>;
   injectFault(levelId: number, bot: number, code: number, options?: { detail?: number; clearAfterMs?: number }): Promise<void>;
   snapshot(): Promise<LevelSnapshot[]>;
@@ -32,9 +36,30 @@ export interface SimulatorProcess {
    * pty; resolves with the new path, which `devices` then holds too.
    */
   unplug(levelId: number, downMs: number): Promise<string>;
-  /** Asks the child to stop; kills it if it has not exited within `graceMs`. */
+  /**
+   * A person puts a carrier (a new id, or one on no level now) on a free storage space, buffer
+   * or balcony port: no carrier there, no bot there. Its RFID tag holds its id.
+   */
+  placeCarrier(levelId: number, carrierId: string, x: number, y: number): Promise<void>;
+  /** A person takes the carrier off a cell (or off a bot standing there with its lift up); resolves with its id. */
+  removeCarrier(levelId: number, x: number, y: number): Promise<string>;
+  /**
+   * A person takes a bot off its level: it powers off and leaves the grid (sends nothing,
+   * answers nothing, holds no cell). Refused while it holds a carrier or its lift moves.
+   */
+  takeBot(levelId: number, botId: number): Promise<void>;
+  /**
+   * A person puts a bot on a free drivable cell (no bot, no carrier there); an id no level has
+   * is a new bot. It boots afresh: HELLO with a new session, lift down, no carrier; its battery
+   * is `battery` ‰, else what it had when taken off, else drawn from the seed.
+   */
+  putBot(levelId: number, botId: number, x: number, y: number, heading: Heading, battery?: number): Promise<void>;
+  /** Asks the child to stop; kills it if it has not exited within `graceMs`. Resolves at once if it is dead already. */
   stop(graceMs?: number): Promise<void>;
 }
+
+/** What a reply carries besides ok. */
+type Answer = Extract<ToParent, { type: 'reply'; ok: true }>;
 
 /** The entry point and the Node flags to run it, next to this file in src/ or dist/. */
 export function simulatorCommand(): string[] {
@@ -78,8 +103,9 @@ export function startSimulator(options: StartSimulatorOptions): Promise<Simulato
 
 class ChildSimulator implements SimulatorProcess {
   readonly pid: number;
+  stopping = false;
   private nextId = 1;
-  private readonly pending = new Map<number, { resolve: (r: LevelSnapshot[] | undefined) => void; reject: (e: Error) => void }>();
+  private readonly pending = new Map<number, { resolve: (r: Answer) => void; reject: (e: Error) => void }>();
 
   constructor(
     private readonly child: ChildProcess,
@@ -88,12 +114,14 @@ class ChildSimulator implements SimulatorProcess {
     readonly exited: Promise<number | string>,
   ) {
     this.pid = child.pid!;
+    // A signal that cannot be delivered (the child is gone) is an 'error' event; unheard, it would end the daemon.
+    child.on('error', () => undefined);
     child.on('message', (msg: ToParent) => {
       if (msg.type !== 'reply') return;
       const p = this.pending.get(msg.id);
       this.pending.delete(msg.id);
       if (!p) return;
-      if (msg.ok) p.resolve(msg.result);
+      if (msg.ok) p.resolve(msg);
       else p.reject(new Error(msg.error));
     });
     void exited.then((code) => {
@@ -111,17 +139,36 @@ class ChildSimulator implements SimulatorProcess {
   }
 
   async snapshot(): Promise<LevelSnapshot[]> {
-    return (await this.request({ op: 'snapshot' })) ?? [];
+    return (await this.request({ op: 'snapshot' })).result ?? [];
   }
 
   async unplug(levelId: number, downMs: number): Promise<string> {
-    const [level] = (await this.request({ op: 'unplug', level_id: levelId, down_ms: downMs })) ?? [];
+    const [level] = (await this.request({ op: 'unplug', level_id: levelId, down_ms: downMs })).result ?? [];
     if (!level) throw new Error(`simulator: no level ${levelId} after unplug`);
     this.devices.set(levelId, level.path);
     return level.path;
   }
 
+  async placeCarrier(levelId: number, carrierId: string, x: number, y: number): Promise<void> {
+    await this.request({ op: 'place_carrier', level_id: levelId, carrier_id: carrierId, x, y });
+  }
+
+  async removeCarrier(levelId: number, x: number, y: number): Promise<string> {
+    const { carrier_id } = await this.request({ op: 'remove_carrier', level_id: levelId, x, y });
+    if (carrier_id === undefined) throw new Error(`simulator: no carrier id in the answer for (${x}, ${y}) on level ${levelId}`);
+    return carrier_id;
+  }
+
+  async takeBot(levelId: number, botId: number): Promise<void> {
+    await this.request({ op: 'take_bot', level_id: levelId, bot_id: botId });
+  }
+
+  async putBot(levelId: number, botId: number, x: number, y: number, heading: Heading, battery?: number): Promise<void> {
+    await this.request({ op: 'put_bot', level_id: levelId, bot_id: botId, x, y, heading, ...(battery === undefined ? {} : { battery_permille: battery }) });
+  }
+
   async stop(graceMs = 2000): Promise<void> {
+    this.stopping = true;
     if (this.child.exitCode !== null || this.child.signalCode !== null) return;
     if (this.child.connected) this.request({ op: 'stop' }).catch(() => undefined);
     else this.child.kill('SIGTERM');
@@ -130,7 +177,7 @@ class ChildSimulator implements SimulatorProcess {
     clearTimeout(timer);
   }
 
-  private request(request: SimRequest): Promise<LevelSnapshot[] | undefined> {
+  private request(request: SimRequest): Promise<Answer> {
     if (!this.child.connected) return Promise.reject(new Error('simulator is not running'));
     const id = this.nextId++;
     const message: ToChild = { type: 'request', id, request };

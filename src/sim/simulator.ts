@@ -1,14 +1,19 @@
 /**
  * The whole simulated site in one process: a SimLevel (gateway, pty, bots, balcony LED
  * controllers) for every level of the site whose `serial_device` is "sim". main.ts runs it as
- * the simulator child process; nothing here knows about IPC.
+ * the simulator child process; nothing here knows about IPC. People's hands act through it
+ * (hands.ts): carriers and bots are site-wide, so an id in use on one level is refused on another.
  */
 import { randomInt } from 'node:crypto';
 import { loadSite } from '../domain/site/load.js';
+import type { Heading } from '../link/protocol/messages.js';
 import { BOT_FIGURES, type BotFigures } from './figures.js';
 import { SimLevel, type LevelSnapshot } from './gateway.js';
+import { HandRefused, checkBotId, checkCarrierId } from './hands.js';
 import { DEFAULT_KNOBS, mergeKnobs, type LinkKnobs } from './knobs.js';
 import { Random } from './random.js';
+import { startState, type BotRestart } from './start-state.js';
+import { CarrierTags } from './world.js';
 
 export interface SimulatorOptions {
   /** "demo" (the embedded demo site) or a site layout file path */
@@ -21,6 +26,10 @@ export interface SimulatorOptions {
   figures?: Partial<BotFigures>;
   /** only these level ids (default: every level whose serial_device is "sim") */
   levels?: number[];
+  /** bots to start in another state than the layout's start: a restart where the site stood (start-state.ts) */
+  bots?: BotRestart[];
+  /** bots of the layout that people had taken off their level: they start off it */
+  absentBots?: number[];
 }
 
 export interface LevelDevice {
@@ -32,6 +41,10 @@ export interface LevelDevice {
 export class Simulator {
   readonly seed: number;
   readonly levels = new Map<number, SimLevel>();
+  /** per bot id, how often it has been put on a level since the simulator started */
+  private readonly boots = new Map<number, number>();
+  /** the battery of each bot taken off, which it still has when put on again */
+  private readonly batteries = new Map<number, number>();
 
   constructor(options: SimulatorOptions) {
     const site = loadSite(options.site);
@@ -40,11 +53,14 @@ export class Simulator {
     const knobs = mergeKnobs(DEFAULT_KNOBS, options.knobs ?? {});
     const figures: BotFigures = { ...BOT_FIGURES, ...options.figures };
     const wanted = options.levels ?? site.levels.filter((l) => l.serial_device === 'sim').map((l) => l.id);
+    for (const id of wanted) if (!site.level(id)) throw new RangeError(`site ${site.name} has no level ${id}`);
+    const starts = startState(site, wanted, options.bots, options.absentBots);
+    const tags = new CarrierTags();
     try {
       for (const id of wanted) {
-        const level = site.level(id);
-        if (!level) throw new RangeError(`site ${site.name} has no level ${id}`);
-        this.levels.set(id, new SimLevel(level, site.layout.carriers, figures, knobs, rng.fork(id)));
+        const start = starts.get(id)!;
+        const setup = { carriers: site.layout.carriers, tags, bots: start.bots, absent: start.absent };
+        this.levels.set(id, new SimLevel(site.level(id)!, setup, figures, knobs, rng.fork(id)));
       }
     } catch (err) {
       this.close();
@@ -72,6 +88,47 @@ export class Simulator {
     return level!.unplug(downMs);
   }
 
+  /** A person sets a carrier (a new id, or one no longer on any level) down on a free carrier place. */
+  placeCarrier(levelId: number, carrierId: string, x: number, y: number): void {
+    const level = this.level(levelId);
+    checkCarrierId(carrierId);
+    for (const l of this.levels.values()) {
+      const cell = l.world.cellOf(carrierId);
+      if (cell) throw new HandRefused(`carrier ${carrierId} already stands at (${cell.x}, ${cell.y}) on level ${l.id}`);
+      const bot = [...l.bots.values()].find((b) => b.carrier === carrierId);
+      if (bot) throw new HandRefused(`carrier ${carrierId} is held by bot ${bot.id} on level ${l.id}`);
+    }
+    level.placeCarrier(carrierId, x, y);
+  }
+
+  /** A person takes the carrier off a cell (SimLevel.removeCarrier); returns its id. */
+  removeCarrier(levelId: number, x: number, y: number): string {
+    return this.level(levelId).removeCarrier(x, y);
+  }
+
+  /** A person takes a bot off its level (SimLevel.takeBot). */
+  takeBot(levelId: number, botId: number): void {
+    const bot = this.level(levelId).takeBot(botId);
+    this.batteries.set(botId, bot.battery);
+  }
+
+  /**
+   * A person puts a bot on a level; an id no level has is a new bot. It keeps the battery it
+   * had when taken off unless `battery` says otherwise; a new bot's is drawn from the seed.
+   */
+  putBot(levelId: number, botId: number, x: number, y: number, heading: Heading, battery?: number): void {
+    const level = this.level(levelId);
+    checkBotId(botId);
+    for (const l of this.levels.values()) {
+      if (l.bots.has(botId)) throw new HandRefused(`bot ${botId} is already on level ${l.id}`);
+    }
+    const boot = (this.boots.get(botId) ?? 0) + 1;
+    level.putBot({ id: botId, x, y, heading, battery: battery ?? this.batteries.get(botId) }, boot);
+    this.boots.set(botId, boot);
+    this.batteries.delete(botId);
+    for (const l of this.levels.values()) if (l !== level) l.forgetAbsent(botId);
+  }
+
   snapshot(): LevelSnapshot[] {
     return [...this.levels.values()].map((l) => l.snapshot());
   }
@@ -79,6 +136,12 @@ export class Simulator {
   close(): void {
     for (const l of this.levels.values()) l.close();
     this.levels.clear();
+  }
+
+  private level(levelId: number): SimLevel {
+    const l = this.levels.get(levelId);
+    if (!l) throw new HandRefused(`no simulated level ${String(levelId)}`);
+    return l;
   }
 
   private pick(levelId: number | undefined): SimLevel[] {

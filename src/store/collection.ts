@@ -45,6 +45,8 @@ export class Collection<T> {
     root: RootDatabase,
     readonly def: CollectionDef<T>,
     private readonly inWrite: () => boolean,
+    /** Notes a key the current write changed (the store announces it once the write is durable). */
+    private readonly touched: (key: Key) => void = () => undefined,
   ) {
     this.records = root.openDB<T, Key>({ name: def.name });
     for (const index of def.indexes ?? []) {
@@ -131,6 +133,7 @@ export class Collection<T> {
       }
     }
     this.records.putSync(key, record);
+    this.touched(key);
   }
 
   /** Removes a record and its index entries; returns the removed record. Call only inside Store.write. */
@@ -142,6 +145,7 @@ export class Collection<T> {
       for (const value of valuesOf(def, previous)) db.removeSync([value, key]);
     }
     this.records.removeSync(key);
+    this.touched(key);
     return previous;
   }
 

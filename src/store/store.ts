@@ -6,7 +6,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
-import { Collection, type CollectionDef } from './collection.js';
+import { Collection, type CollectionDef, type Key } from './collection.js';
 
 /** One step of the schema; `up` runs inside a write transaction. */
 export interface Migration {
@@ -22,6 +22,15 @@ export interface StoreOptions {
   mapSize?: number;
 }
 
+/**
+ * What one committed write changed: the keys it put or removed, by collection name. Threads
+ * that share the environment pass these to each other (`heard`), so each hears every commit.
+ */
+export type CommitNotice = Record<string, Key[]>;
+
+/** `local`: committed by this Store; `remote`: by another thread on the same environment, told through `heard`. */
+export type CommitListener = (notice: CommitNotice, origin: 'local' | 'remote') => void;
+
 /** Schema version of this build; a store written by a newer build is refused. */
 const META_SCHEMA_VERSION = 'schema_version';
 
@@ -32,6 +41,9 @@ export class Store {
   private writing = 0;
   /** Callbacks of the transaction being written, run once it is durable. */
   private committed: (() => void)[] = [];
+  /** Keys the transaction being written changed, by collection. */
+  private changed = new Map<string, Set<Key>>();
+  private readonly commitListeners = new Set<CommitListener>();
 
   private constructor(options: StoreOptions) {
     mkdirSync(options.dir, { recursive: true, mode: 0o700 });
@@ -59,7 +71,12 @@ export class Store {
   collection<T>(def: CollectionDef<T>): Collection<T> {
     let c = this.collections.get(def.name);
     if (!c) {
-      c = new Collection<unknown>(this.root, def as CollectionDef<unknown>, () => this.writing > 0);
+      const name = def.name;
+      c = new Collection<unknown>(this.root, def as CollectionDef<unknown>, () => this.writing > 0, (key) => {
+        let keys = this.changed.get(name);
+        if (!keys) this.changed.set(name, (keys = new Set()));
+        keys.add(key);
+      });
       this.collections.set(def.name, c);
     }
     return c as Collection<T>;
@@ -71,22 +88,28 @@ export class Store {
    */
   async write<R>(fn: () => R): Promise<R> {
     const after: (() => void)[] = [];
+    let changed = new Map<string, Set<Key>>();
     // One synchronous write transaction of its own: a throw aborts it and nothing is written.
     const result = this.root.transactionSync(() => {
       const outer = this.committed;
+      const outerChanged = this.changed;
       this.committed = after;
+      this.changed = changed;
       this.writing++;
       try {
         return fn();
       } catch (err) {
         after.length = 0;
+        changed = new Map();
         throw err;
       } finally {
         this.writing--;
         this.committed = outer;
+        this.changed = outerChanged;
       }
     });
     await this.root.flushed;
+    if (changed.size > 0) this.announce(Object.fromEntries([...changed].map(([name, keys]) => [name, [...keys]])), 'local');
     for (const callback of after) {
       try {
         callback();
@@ -106,6 +129,27 @@ export class Store {
   afterCommit(callback: () => void): void {
     if (this.writing === 0) throw new Error('afterCommit must run inside Store.write()');
     this.committed.push(callback);
+  }
+
+  /** Hears what every write changed once it is durable, this store's and (through `heard`) other threads'. */
+  onCommit(listener: CommitListener): () => void {
+    this.commitListeners.add(listener);
+    return () => this.commitListeners.delete(listener);
+  }
+
+  /** Another thread committed `notice` on this environment: its listeners here hear it as `remote`. */
+  heard(notice: CommitNotice): void {
+    this.announce(notice, 'remote');
+  }
+
+  private announce(notice: CommitNotice, origin: 'local' | 'remote'): void {
+    for (const listener of this.commitListeners) {
+      try {
+        listener(notice, origin);
+      } catch (err) {
+        process.emitWarning(`commit listener failed: ${(err as Error).stack ?? String(err)}`);
+      }
+    }
   }
 
   /** The next value of a named integer sequence (1, 2, ...). Call only inside `write`. */

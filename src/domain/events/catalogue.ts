@@ -49,6 +49,7 @@ export const EVENT = {
   jobAborted: kind('jobs', SEVERITY.error, '0x6005', 'Job aborted'),
   cancelRequested: kind('requests', SEVERITY.notice, '0x6006', 'Request cancellation asked'),
   jobTriggered: kind('jobs', SEVERITY.info, '0x6007', 'Work at a balcony confirmed'),
+  jobError: kind('jobs', SEVERITY.error, '0x6008', 'Job failed too often: it waits for a person'),
   botFault: kind('bots', SEVERITY.error, '0x7001', 'Bot fault'),
   botOffline: kind('bots', SEVERITY.warning, '0x7002', 'Bot link lost'),
   botOnline: kind('bots', SEVERITY.info, '0x7003', 'Bot link up'),
@@ -57,6 +58,9 @@ export const EVENT = {
   botOnboarded: kind('bots', SEVERITY.notice, '0x7006', 'Bot onboarded'),
   botOffboarded: kind('bots', SEVERITY.notice, '0x7007', 'Bot offboarded'),
   botsDeleted: kind('bots', SEVERITY.warning, '0x7008', 'Bots removed from the database'),
+  lineDown: kind('lines', SEVERITY.error, '0x7009', 'Radio line down'),
+  lineUp: kind('lines', SEVERITY.notice, '0x700A', 'Radio line up'),
+  simulatorRestarted: kind('lines', SEVERITY.error, '0x700B', 'Simulated site ended and was started again'),
 } as const;
 
 /** Every kind, for documentation and tests. */

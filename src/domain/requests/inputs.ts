@@ -73,7 +73,8 @@ export interface ChargingInput {
 
 export interface UnchargingInput {
   type: 'UNCHARGING';
-  bot_id: number;
+  /** The bot to take off its charger; without it, every charging bot (UNCHARGE_ALL). */
+  bot_id?: number;
 }
 
 export interface CarrierOnboardingInput {
@@ -82,8 +83,20 @@ export interface CarrierOnboardingInput {
   balcony_id: number;
 }
 
+/** Not an API input: the brain's own request when a level's radio line is back (docs/requests.md). */
+export interface LineRecoveryInput {
+  type: 'LINE_RECOVERY';
+  level_id: number;
+  /** Carriers the store places on the level's highway (on a bot) with no open work. */
+  carriers_on_highway: readonly string[];
+}
+
+/** The 12 kinds of POST /api/v2/requests. */
 export type RequestInput =
   | FulfillmentInput | ReplenishmentInput | PutawayInput | FetchInput | OnboardInput | OffboardInput | RfidWriteInput
   | PauseInput | ResumeInput | ChargingInput | UnchargingInput | CarrierOnboardingInput;
 
 export type InputKind = RequestInput['type'];
+
+/** What Requests.create takes: an API input, or one the brain makes itself. */
+export type CreateInput = RequestInput | LineRecoveryInput;

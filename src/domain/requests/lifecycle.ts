@@ -32,7 +32,7 @@ export function assertMove(job: JobRecord, to: JobStatus): void {
 
 /** Jobs that count for their request: an aborted job the brain replaced does not. */
 function counted(job: JobRecord): boolean {
-  return !(job.status === 'ABORTED' && job.details['replaced_by'] !== undefined);
+  return !(job.status === 'ABORTED' && job.replaced_by !== null);
 }
 
 /**
@@ -72,7 +72,7 @@ export function entityCounters(entity: EntityRecord, index: number, all: readonl
     const planned = job.quantity ?? 1;
     if (job.status === 'SUCCEEDED') {
       completed += planned;
-      succeeded += typeof job.details['booked_quantity'] === 'number' ? job.details['booked_quantity'] : planned;
+      succeeded += job.progress.kind === 'person' && job.progress.booked_quantity !== null ? job.progress.booked_quantity : planned;
     } else cancelled += planned;
   }
   return { ...entity, completed_quantity: completed, succeeded_quantity: succeeded, cancelled_quantity: cancelled };

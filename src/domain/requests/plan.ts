@@ -15,8 +15,8 @@ import { carriersInFront } from '../inventory/lane.js';
 import { carriersComingInFront } from './lanes.js';
 import type { Site, SiteLevel } from '../site/load.js';
 import { ABORT, AbortCollector } from './abort.js';
-import type { FetchInput, RequestInput, SkuEntityInput } from './inputs.js';
-import { isFinalJob, jobs, type EntityRecord, type JobDetails, type JobRecord, type JobType, type RequestType, type RequestWarning } from './records.js';
+import type { CreateInput, FetchInput, SkuEntityInput } from './inputs.js';
+import { initialProgress, isFinalJob, jobs, newJob, type EntityRecord, type JobRecord, type JobType, type RequestType, type RequestWarning } from './records.js';
 
 export interface PlanContext {
   store: Store;
@@ -45,7 +45,7 @@ export interface Plan {
 }
 
 /** Builds the plan of a request, or a plan whose `abort` holds why it cannot be done. */
-export function planRequest(ctx: PlanContext, requestId: string, input: RequestInput): Plan {
+export function planRequest(ctx: PlanContext, requestId: string, input: CreateInput): Plan {
   const b = new PlanBuilder(ctx, requestId);
   switch (input.type) {
     case 'FULFILLMENT': b.fulfillment(input.entities); break;
@@ -55,11 +55,15 @@ export function planRequest(ctx: PlanContext, requestId: string, input: RequestI
     case 'PAUSE': b.control('PAUSE', 'PAUSE'); break;
     case 'RESUME': b.control('RESUME', 'RESUME'); break;
     case 'RECHARGE': b.botJob('RECHARGE', 'CHARGING', input.bot_id); break;
-    case 'UNCHARGING': b.botJob('UNCHARGING', 'UNCHARGING', input.bot_id); break;
+    case 'UNCHARGING':
+      if (input.bot_id === undefined) b.unchargeAll();
+      else b.botJob('UNCHARGING', 'UNCHARGING', input.bot_id);
+      break;
     case 'OFFBOARD': b.offboard(input.bot_id, input.balcony_id); break;
     case 'ONBOARD': b.onboard(input.bot_id, input.level_id, input.balcony_id); break;
     case 'RFID_WRITE': b.rfid(input.level_id, input.tags, input.check ?? true); break;
     case 'CARRIER_ONBOARDING': b.carrierOnboarding(input.carrier_id, input.balcony_id); break;
+    case 'LINE_RECOVERY': b.lineRecovery(input.level_id, input.carriers_on_highway); break;
   }
   return b.plan;
 }
@@ -195,6 +199,11 @@ class PlanBuilder {
     this.job(job, String(botId), 0, [], { bot_id: botId, level_id: level, quantity: 1 });
   }
 
+  /**
+   * OFFBOARDING drives the bot to a balcony position, OFFBOARDING_BC has the bot coordinator
+   * keep it parked there out of dispatch, OFFBOARDING_BD is the person taking it off (their
+   * trigger takes it off the level in the database).
+   */
   offboard(botId: number, balconyId: number | undefined): void {
     this.plan.type = 'OFFBOARD';
     this.plan.bot_id = botId;
@@ -206,8 +215,35 @@ class PlanBuilder {
     const balconies = this.levelBalconies(level, balconyId === undefined ? undefined : [balconyId]);
     if (balconies.length === 0) return this.plan.abort.add('Bot', String(botId), ABORT.balconyLevel, `balcony ${balconyId} is not on level ${level}`);
     this.plan.level_id = level;
-    const move = this.job('OFFBOARDING_BC', String(botId), 0, [], { bot_id: botId, level_id: level, balcony_ids: balconies, quantity: 1 });
-    this.job('OFFBOARDING_BD', String(botId), 0, [move.id], { bot_id: botId, level_id: level, balcony_ids: balconies, quantity: 1, is_selectable: true });
+    const fields = { bot_id: botId, level_id: level, balcony_ids: balconies, quantity: 1 };
+    const move = this.job('OFFBOARDING', String(botId), -1, [], fields);
+    const park = this.job('OFFBOARDING_BC', String(botId), -1, [move.id], fields);
+    this.job('OFFBOARDING_BD', String(botId), 0, [park.id], { ...fields, is_selectable: true });
+  }
+
+  /** UNCHARGING without a bot: every charging bot of the site leaves its charger. */
+  unchargeAll(): void {
+    this.plan.type = 'UNCHARGING';
+    this.entity('Level', 'site', 'UNCHARGE_ALL', null, 1);
+    this.job('UNCHARGE_ALL', 'site', 0, [], { quantity: 1 });
+  }
+
+  /**
+   * The brain's own request when a level's radio line is back (type RESUME: its bots may get
+   * commands again): connect to every bot of the level in the database, read the level into
+   * the digital twin again, and take the carriers that stand on the highway with no work into
+   * storage.
+   */
+  lineRecovery(levelId: number, carriersOnHighway: readonly string[]): void {
+    this.plan.type = 'RESUME';
+    this.plan.level_id = levelId;
+    this.entity('Level', String(levelId), 'REFRESH_LEVEL', null, 1);
+    const connect = this.job('CONNECT_TO_BOTS', String(levelId), -1, [], { level_id: levelId, quantity: 1 });
+    const refresh = this.job('REFRESH_LEVEL', String(levelId), 0, [connect.id], { level_id: levelId, quantity: 1 });
+    for (const id of carriersOnHighway) {
+      const carrier = this.carrier(id);
+      if (carrier) this.job('CLEAR_AUTOBAHN', id, -1, [refresh.id], { carrier_id: id, level_id: carrier.level_id });
+    }
   }
 
   onboard(botId: number, levelId: number, balconyId: number): void {
@@ -234,13 +270,15 @@ class PlanBuilder {
     const list = tags ?? level.rfid_tags;
     for (const t of list) if (!known.has(positionKey(levelId, t.x, t.y))) this.plan.abort.add('Level', `${levelId}:${t.x}:${t.y}`, ABORT.unknownTag);
     if (this.plan.abort.failed) return;
-    const on = this.job('CHANGE_RFID_WRITING_MODE', String(levelId), -1, [], { level_id: levelId, quantity: 1, details: { writing_mode: true } });
+    const on = this.job('CHANGE_RFID_WRITING_MODE', String(levelId), -1, [], { level_id: levelId, quantity: 1 }, { writing_mode: true });
     const last: string[] = [];
     for (const t of list) {
       const write = this.job('WRITE_RFID_TAG', `${levelId}:${t.x}:${t.y}`, 0, [on.id], { level_id: levelId, quantity: 1, target: { x: t.x, y: t.y } });
       last.push(check ? this.job('CHECK_RFID_TAG', `${levelId}:${t.x}:${t.y}`, -1, [write.id], { level_id: levelId, quantity: 1, target: { x: t.x, y: t.y } }).id : write.id);
     }
-    this.job('CHANGE_RFID_WRITING_MODE', String(levelId), -1, last, { level_id: levelId, quantity: 1, details: { writing_mode: false } });
+    const off = this.job('CHANGE_RFID_WRITING_MODE', String(levelId), -1, last, { level_id: levelId, quantity: 1 }, { writing_mode: false });
+    // The tags changed under the digital twin: the level is read again before bots drive on it.
+    this.job('REFRESH_LEVEL', String(levelId), -1, [off.id], { level_id: levelId, quantity: 1 });
   }
 
   carrierOnboarding(carrierId: string, balconyId: number): void {
@@ -293,10 +331,10 @@ class PlanBuilder {
         parents.push(own.id);
         continue;
       }
-      const buffer = this.job('BUFFERING', blocker.id, -1, [], { carrier_id: blocker.id, level_id: blocker.level_id, details: { in_front_of: carrier.id } });
+      const buffer = this.job('BUFFERING', blocker.id, -1, [], { carrier_id: blocker.id, level_id: blocker.level_id }, { in_front_of: carrier.id });
       parents.push(buffer.id);
       // Back into storage once the deep carrier has left the lane.
-      this.job('STORING', blocker.id, -1, [buffer.id], { carrier_id: blocker.id, level_id: blocker.level_id, details: { after_buffering: true } });
+      this.job('STORING', blocker.id, -1, [buffer.id], { carrier_id: blocker.id, level_id: blocker.level_id });
     }
     const job = this.job('RETRIEVING', carrier.id, entity.entity_type === 'Carrier' ? index : -1, parents, {
       carrier_id: carrier.id, level_id: carrier.level_id, balcony_ids: balconies,
@@ -342,14 +380,14 @@ class PlanBuilder {
       .map((x) => x.c);
   }
 
-  private job(type: JobType, entityId: string, entityIndex: number, parents: string[], fields: Partial<JobRecord> & { details?: JobDetails }): JobRecord {
-    const job: JobRecord = {
-      id: randomUUID(), request_id: this.requestId, type, status: 'CREATED', entity_id: entityId, entity_index: entityIndex,
-      carrier_id: null, box_id: null, bot_id: null, level_id: null, balcony_id: null, balcony_ids: [], sku_id: null, sku_name: null, quantity: null,
-      measurement_unit: null, on_empty_sku_action: null, is_selectable: false, details: {}, parent_job_ids: parents, target: null,
-      seq: this.ctx.nextSeq(), created_at: this.ctx.now, updated_at: this.ctx.now,
-      ...fields,
-    };
+  private job(
+    type: JobType, entityId: string, entityIndex: number, parents: string[], fields: Partial<JobRecord>,
+    facts?: Parameters<typeof initialProgress>[1],
+  ): JobRecord {
+    const job = newJob(
+      { id: randomUUID(), request_id: this.requestId, type, entity_id: entityId, entity_index: entityIndex, seq: this.ctx.nextSeq(), now: this.ctx.now },
+      { parent_job_ids: parents, ...fields }, facts,
+    );
     this.plan.jobs.push(job);
     if (job.level_id !== null && this.plan.level_id === null) this.plan.level_id = job.level_id;
     return job;

@@ -6,6 +6,7 @@
  */
 import type { CollectionDef } from '../../store/collection.js';
 import type { MeasurementUnit, OnEmptySkuAction } from '../site/layout.js';
+import type { Cell } from '../site/load.js';
 
 export const REQUEST_TYPES = [
   'FULFILLMENT', 'REPLENISHMENT', 'FETCH', 'RFID_MAINTENANCE', 'ONBOARD', 'OFFBOARD', 'PAUSE', 'RESUME', 'UNCHARGING', 'RECHARGE',
@@ -28,8 +29,14 @@ export type JobStatus = (typeof JOB_STATUSES)[number];
 /** Jobs a person finishes at a balcony with POST /trigger/{job_id}. */
 export const PERSON_JOBS: ReadonlySet<JobType> = new Set(['PICKING', 'PICKING_ALERT', 'REFILLING', 'CHECKING', 'PACKING', 'ONBOARDING', 'OFFBOARDING_BD']);
 
+/** Jobs that move a carrier: a bot goes to it, lifts it, takes it to a target and lowers it (or holds it at a balcony). */
+export const CARRIER_JOBS: ReadonlySet<JobType> = new Set(['RETRIEVING', 'STORING', 'BUFFERING', 'CLEAR_AUTOBAHN']);
+
+/** Carrier jobs that take a carrier home: a cancel leaves them be, so no carrier is forgotten outside storage. */
+export const HOME_JOBS: ReadonlySet<JobType> = new Set(['STORING', 'CLEAR_AUTOBAHN']);
+
 /** Jobs a bot carries out by moving. */
-export const BOT_JOBS: ReadonlySet<JobType> = new Set(['BUFFERING', 'RETRIEVING', 'STORING', 'OFFBOARDING_BC', 'OFFBOARDING', 'MOVING_BOT', 'CHARGING', 'UNCHARGING', 'CHECK_RFID_TAG', 'WRITE_RFID_TAG']);
+export const BOT_JOBS: ReadonlySet<JobType> = new Set(['BUFFERING', 'RETRIEVING', 'STORING', 'OFFBOARDING', 'MOVING_BOT', 'CLEAR_AUTOBAHN', 'CHARGING', 'UNCHARGING', 'CHECK_RFID_TAG', 'WRITE_RFID_TAG']);
 
 export interface EntityRecord {
   id: string;
@@ -75,11 +82,72 @@ export interface RequestRecord {
   updated_at: number;
 }
 
-/** Why a job is not moving on, and what it waits for: the answer to "why is nothing moving?". */
-export interface JobDetails {
-  waiting_for?: 'parents' | 'bot' | 'balcony' | 'trigger' | 'carriers_in_front' | 'system_paused' | 'storage_space' | 'bot_motion';
-  reason?: string;
-  [key: string]: unknown;
+/** What a job that does not move on waits for (its `details.waiting_for`): the answer to "why is nothing moving?". */
+export const WAITING_FOR = [
+  'parents', 'bot', 'line', 'balcony', 'trigger', 'carriers_in_front', 'system_paused', 'storage_space', 'bot_motion', 'retry', 'person',
+] as const;
+export type WaitingFor = (typeof WAITING_FOR)[number];
+
+/** Why a job waits now, in one sentence a technician can act on. */
+export interface JobWait {
+  waiting_for: WaitingFor;
+  reason: string;
+}
+
+/**
+ * How far a job got, typed by what kind of work it is: a carrier moved by a bot, a bot moved
+ * on its own, a person's work at a balcony, or a control job of the brain.
+ */
+export type JobProgress =
+  /**
+   * RETRIEVING, STORING, BUFFERING. `phase`: on the way to the carrier, carrying it, done.
+   * `staged_at`: the buffer where a retrieved carrier waits for a balcony position.
+   * `in_front_of`: a buffering sets this carrier aside from in front of that one.
+   */
+  | { kind: 'carrier'; phase: 'to_carrier' | 'carrying' | 'done' | null; staged_at: Cell | null; in_front_of: string | null }
+  /** CHARGING, UNCHARGING, OFFBOARDING_BC, OFFBOARDING, MOVING_BOT, the RFID tag jobs, CLEAR_AUTOBAHN's moves. */
+  | { kind: 'bot'; phase: 'to_target' | 'done' | null }
+  /** A person's job at a balcony: how it was confirmed and what it booked. */
+  | { kind: 'person'; trigger_status: string | null; booked_quantity: number | null }
+  /** CHANGE_RFID_WRITING_MODE: the mode it sets. */
+  | { kind: 'writing_mode'; writing_mode: boolean }
+  /** The brain's own jobs (PAUSE, RESUME, ONBOARDING_BD, CONNECT_TO_BOTS, REFRESH_LEVEL, UNCHARGE_ALL). */
+  | { kind: 'control' };
+
+/** The progress a new job of this type starts with; `facts` are the plan's (the mode a writing-mode job sets, the carrier a buffering clears the way to). */
+export function initialProgress(type: JobType, facts: { writing_mode?: boolean; in_front_of?: string } = {}): JobProgress {
+  if (CARRIER_JOBS.has(type)) {
+    return { kind: 'carrier', phase: null, staged_at: null, in_front_of: facts.in_front_of ?? null };
+  }
+  if (PERSON_JOBS.has(type)) return { kind: 'person', trigger_status: null, booked_quantity: null };
+  if (type === 'CHANGE_RFID_WRITING_MODE') return { kind: 'writing_mode', writing_mode: facts.writing_mode ?? false };
+  if (BOT_JOBS.has(type)) return { kind: 'bot', phase: null };
+  return { kind: 'control' };
+}
+
+/** A new job of a request with every field at its start; `fields` fill in what the job is about. */
+export function newJob(
+  base: { id: string; request_id: string; type: JobType; entity_id: string; entity_index: number; seq: number; now: number },
+  fields: Partial<JobRecord> = {},
+  facts?: Parameters<typeof initialProgress>[1],
+): JobRecord {
+  return {
+    id: base.id, request_id: base.request_id, type: base.type, status: 'CREATED', entity_id: base.entity_id, entity_index: base.entity_index,
+    carrier_id: null, box_id: null, bot_id: null, level_id: null, balcony_id: null, balcony_ids: [], sku_id: null, sku_name: null, quantity: null,
+    measurement_unit: null, on_empty_sku_action: null, is_selectable: false, wait: null, ended_because: null, progress: initialProgress(base.type, facts),
+    attempt: 1, recovers: null, replaced_by: null, retry_at: null, parent_job_ids: [], target: null, seq: base.seq, created_at: base.now, updated_at: base.now,
+    ...fields,
+  };
+}
+
+/** The progress of a copy that tries a job again: from the start, with the plan's facts kept. */
+export function retriedProgress(p: JobProgress): JobProgress {
+  switch (p.kind) {
+    case 'carrier': return { ...p, phase: null, staged_at: null };
+    case 'bot': return { kind: 'bot', phase: null };
+    case 'person': return { kind: 'person', trigger_status: null, booked_quantity: null };
+    default: return p;
+  }
 }
 
 export interface JobRecord {
@@ -102,10 +170,21 @@ export interface JobRecord {
   measurement_unit: MeasurementUnit | null;
   on_empty_sku_action: OnEmptySkuAction | null;
   is_selectable: boolean;
-  details: JobDetails;
+  /** Why it waits now (null when it does not wait, or has ended). */
+  wait: JobWait | null;
+  /** Why it ended otherwise than as planned (cancelled, aborted), or null. */
+  ended_because: string | null;
+  progress: JobProgress;
+  /** 1 for the first try; a copy made to recover a failed try counts on. */
+  attempt: number;
+  /** The failed job this one is a copy of, and the copy that took a failed job's place. */
+  recovers: string | null;
+  replaced_by: string | null;
+  /** Not dispatched before this instant (a retry's backoff), or null. */
+  retry_at: number | null;
   parent_job_ids: string[];
   /** Where a moving job takes its carrier or bot: a cell of its level. */
-  target: { x: number; y: number } | null;
+  target: Cell | null;
   /** Sequence number of creation: breaks ties between jobs of one instant. */
   seq: number;
   created_at: number;
@@ -139,6 +218,22 @@ export const REQUEST_COLLECTIONS = [requests, jobs] as const;
 
 const FINAL_JOB: ReadonlySet<JobStatus> = new Set(['SUCCEEDED', 'CANCELLED', 'ABORTED']);
 const FINAL_REQUEST: ReadonlySet<RequestStatus> = new Set(['SUCCEEDED', 'CANCELLED', 'ABORTED']);
+
+/**
+ * The spec's free-form `details` of a job (2.16): why it waits (`waiting_for`, `reason`) or
+ * why it ended, its progress, and its place in a chain of retries, with nothing that is unset.
+ */
+export function jobDetails(job: JobRecord): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (job.wait) Object.assign(out, job.wait);
+  else if (job.ended_because) out['reason'] = job.ended_because;
+  for (const [key, value] of Object.entries(job.progress)) if (key !== 'kind' && value !== null) out[key] = value;
+  if (job.attempt > 1) out['attempt'] = job.attempt;
+  if (job.recovers) out['recovers'] = job.recovers;
+  if (job.replaced_by) out['replaced_by'] = job.replaced_by;
+  if (job.retry_at !== null) out['retry_at'] = new Date(job.retry_at).toISOString();
+  return out;
+}
 
 /** Whether a job status is final (spec 3.1). */
 export function isFinalJob(status: JobStatus): boolean {

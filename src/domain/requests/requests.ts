@@ -14,10 +14,12 @@ import type { Inventory } from '../inventory/inventory.js';
 import { carriers, positionKey, skus } from '../inventory/records.js';
 import type { Site } from '../site/load.js';
 import { RequestAbortedError } from './abort.js';
-import type { RequestInput } from './inputs.js';
+import { botRecords } from '../system/records.js';
+import { retriedProgress } from './records.js';
+import type { CreateInput } from './inputs.js';
 import { assertMove, entityCounters, requestStatus } from './lifecycle.js';
 import { planRequest, type Plan } from './plan.js';
-import { isFinalJob, jobs, PERSON_JOBS, requests, type JobDetails, type JobRecord, type JobStatus, type RequestRecord } from './records.js';
+import { HOME_JOBS, isFinalJob, jobs, newJob, PERSON_JOBS, requests, type JobRecord, type JobStatus, type JobType, type JobWait, type RequestRecord } from './records.js';
 
 export const TRIGGER_STATUSES = ['SUCCEEDED_TRIGGER', 'SHORT_PICK_TRIGGER', 'DAMAGED_ITEM_TRIGGER', 'CANCELLED_TRIGGER'] as const;
 export type TriggerStatus = (typeof TRIGGER_STATUSES)[number];
@@ -52,28 +54,18 @@ export interface Created {
   created: boolean;
 }
 
-export type JobsChanged = (requestIds: ReadonlySet<string>) => void;
+/** Jobs whose target is part of their plan, not chosen by dispatch. */
+const PLANNED_TARGET: ReadonlySet<JobRecord['type']> = new Set(['WRITE_RFID_TAG', 'CHECK_RFID_TAG', 'MOVING_BOT']);
 
 export class Requests {
-  private readonly listeners = new Set<JobsChanged>();
-  /** Request ids changed by the write in progress. */
-  private touched = new Set<string>();
+  /** Carriers and SKUs the write in progress changed, for this thread's inventory view. */
   private readonly carriersTouched = new Set<string>();
-  /** Writes under way in this thread: reads inside them bypass openThisTurn. */
-  private writing = 0;
-  private readonly openThisTurn = new Map<number, readonly JobRecord[]>();
   private readonly skusTouched = new Set<string>();
 
   constructor(private readonly deps: RequestsDeps) {}
 
   private get store(): Store {
     return this.deps.store;
-  }
-
-  /** Hears which requests changed, once the change is durable. */
-  onChange(listener: JobsChanged): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
   }
 
   // ------------------------------------------------------------------ reads
@@ -102,31 +94,6 @@ export class Requests {
     return this.store.collection(jobs).get(id);
   }
 
-  /**
-   * Open jobs of a level (0: jobs of no level), oldest first. Outside a write they are read
-   * once per turn of the event loop: dispatch asks for them for every cell and job it weighs,
-   * and decoding them each time kept the brain's thread from the bots' telemetry.
-   */
-  openJobs(levelId: number): JobRecord[] {
-    if (this.writing) return this.readOpenJobs(levelId);
-    let list = this.openThisTurn.get(levelId);
-    if (!list) {
-      if (this.openThisTurn.size === 0) queueMicrotask(() => this.openThisTurn.clear());
-      list = this.readOpenJobs(levelId);
-      this.openThisTurn.set(levelId, list);
-    }
-    return [...list];
-  }
-
-  private readOpenJobs(levelId: number): JobRecord[] {
-    const out: JobRecord[] = [];
-    for (const key of this.store.collection(jobs).keysBy('open', levelId)) {
-      const j = this.store.collection(jobs).get(key);
-      if (j) out.push(j);
-    }
-    return out.sort((a, b) => a.seq - b.seq);
-  }
-
   /** Requests not in a final status. */
   openRequests(): RequestRecord[] {
     const out: RequestRecord[] = [];
@@ -152,7 +119,7 @@ export class Requests {
    * ABORTED with its feedback and a RequestAbortedError is thrown; with an Idempotency-Key
    * seen before, the first answer is given again and nothing new is made.
    */
-  async create(input: RequestInput, options: CreateOptions = {}, priority = 10): Promise<Created & { placements: RequestRecord['placements'] }> {
+  async create(input: CreateInput, options: CreateOptions = {}, priority = 10): Promise<Created & { placements: RequestRecord['placements'] }> {
     const outcome = await this.write(() => {
       if (options.idempotencyKey) {
         const earlier = this.store.collection(requests).findOne('idempotency_key', options.idempotencyKey);
@@ -208,43 +175,80 @@ export class Requests {
         request_id: next.request_id, bot_id: next.bot_id === null ? null : String(next.bot_id), level_id: next.level_id,
       });
     }
-    this.touched.add(next.request_id);
     if (next.carrier_id) this.carriersTouched.add(next.carrier_id);
     return next;
   }
 
-  /** Changes fields of a job (its details, bot, balcony, target) without a transition. */
+  /**
+   * Adds a job to an open request, ready at once (a MOVING_BOT that clears the way for one of
+   * its jobs); it serves no entity, so the request's counters do not change. Call inside a write.
+   */
+  addJob(requestId: string, type: JobType, fields: Partial<JobRecord>): JobRecord {
+    const job = newJob(
+      { id: randomUUID(), request_id: requestId, type, entity_id: String(fields.bot_id ?? fields.carrier_id ?? requestId), entity_index: -1, seq: this.store.nextId('job'), now: this.deps.now() },
+      { ...fields, status: 'ACCEPTED' },
+    );
+    this.store.collection(jobs).put(job);
+    this.deps.events.record(EVENT.jobStatus, `job ${type} ${job.id} added: ACCEPTED`, { request_id: requestId, bot_id: job.bot_id === null ? null : String(job.bot_id), level_id: job.level_id });
+    this.settle(requestId);
+    return job;
+  }
+
+  /** Changes fields of a job (its wait, progress, bot, balcony, target) without a transition. */
   updateJob(job: JobRecord, patch: Partial<JobRecord>): JobRecord {
     const current = this.store.collection(jobs).get(job.id) ?? job;
     const next = { ...current, ...patch, updated_at: this.deps.now() };
     this.store.collection(jobs).put(next);
-    this.touched.add(next.request_id);
     return next;
   }
 
-  /** Sets why a job waits; writes only when the reason changed. */
-  explain(job: JobRecord, details: JobDetails): JobRecord {
+  /** Sets why a job waits (null: it does not); writes only when that changed. */
+  explain(job: JobRecord, wait: JobWait | null): JobRecord {
     const current = this.store.collection(jobs).get(job.id) ?? job;
-    if (current.details['waiting_for'] === details.waiting_for && current.details['reason'] === details.reason) return current;
-    return this.updateJob(current, { details: { ...current.details, ...details } });
+    if (current.wait?.waiting_for === wait?.waiting_for && current.wait?.reason === wait?.reason) return current;
+    return this.updateJob(current, { wait });
   }
 
   /**
-   * Aborts a job the system could not finish and, when `retry`, puts a copy of it in its place
-   * (children wait for the copy) so the system recovers the work, for example with another bot.
+   * Aborts a job the system could not finish (spec 3.1: the system tries to recover). With
+   * `retry`, a copy takes its place (children wait for the copy), not dispatched before
+   * `retry.at`, counting one attempt more unless the failure was not the job's (a line lost).
    */
-  abortJob(job: JobRecord, reason: string, retry: boolean): JobRecord | undefined {
+  abortJob(job: JobRecord, reason: string, retry: { at: number; counts: boolean } | null): JobRecord | undefined {
+    const current = this.store.collection(jobs).get(job.id) ?? job;
     let replacement: JobRecord | undefined;
     if (retry) {
-      replacement = { ...job, id: randomUUID(), status: 'ACCEPTED', bot_id: null, seq: this.store.nextId('job'), created_at: this.deps.now(), updated_at: this.deps.now(), details: { recovers: job.id } };
+      const now = this.deps.now();
+      replacement = {
+        ...current, id: randomUUID(), status: 'ACCEPTED', bot_id: null, seq: this.store.nextId('job'), created_at: now, updated_at: now,
+        wait: retry.at > now ? { waiting_for: 'retry', reason: `tried again from ${new Date(retry.at).toISOString()}: ${reason}` } : null,
+        ended_because: null, progress: retriedProgress(current.progress), attempt: current.attempt + (retry.counts ? 1 : 0),
+        recovers: current.id, replaced_by: null, retry_at: retry.at > now ? retry.at : null,
+        // A place dispatch chose is chosen again; a cell the plan named (a tag, a bot's place) stays.
+        target: PLANNED_TARGET.has(current.type) ? current.target : null,
+      };
       this.store.collection(jobs).put(replacement);
       this.reserve(replacement, +1);
-      for (const child of this.jobsOf(job.request_id)) {
-        if (child.parent_job_ids.includes(job.id)) this.updateJob(child, { parent_job_ids: child.parent_job_ids.map((p) => (p === job.id ? replacement!.id : p)) });
+      for (const child of this.jobsOf(current.request_id)) {
+        if (child.parent_job_ids.includes(current.id)) this.updateJob(child, { parent_job_ids: child.parent_job_ids.map((p) => (p === current.id ? replacement!.id : p)) });
       }
     }
-    this.moveJob(job, 'ABORTED', { details: { ...job.details, reason, ...(replacement ? { replaced_by: replacement.id } : {}) } }, reason);
+    this.moveJob(current, 'ABORTED', { wait: null, ended_because: reason, replaced_by: replacement?.id ?? null }, reason);
     return replacement;
+  }
+
+  /**
+   * A job that failed too often for the system to go on by itself: ERROR, waiting for a person
+   * (POST /trigger retries it or gives it up), with an error event that says why.
+   */
+  failJob(job: JobRecord, reason: string): JobRecord {
+    const current = this.store.collection(jobs).get(job.id) ?? job;
+    const wait: JobWait = { waiting_for: 'person', reason: `${reason}; after ${current.attempt} attempt(s) it waits for a person: fix the cause, then POST /api/v2/trigger/${current.id} to try again` };
+    const failed = this.moveJob(current, 'ERROR', { wait, bot_id: null, retry_at: null }, reason);
+    this.deps.events.record(EVENT.jobError, `job ${failed.type} ${failed.id} waits for a person: ${reason}`, {
+      request_id: failed.request_id, level_id: failed.level_id, bot_id: current.bot_id === null ? null : String(current.bot_id),
+    });
+    return failed;
   }
 
   /**
@@ -270,7 +274,7 @@ export class Requests {
         else if (request.cancel_requested) to = 'CANCELLED';
         else if (failed) to = failed.status === 'ABORTED' ? 'ABORTED' : 'CANCELLED';
         else to = 'ACCEPTED';
-        this.moveJob(job, to, to === 'ACCEPTED' ? {} : { details: { ...job.details, reason: failed ? `parent ${failed.type} ${failed.id} ended ${failed.status}` : 'request cancelled' } });
+        this.moveJob(job, to, to === 'ACCEPTED' ? {} : { ended_because: failed ? `parent ${failed.type} ${failed.id} ended ${failed.status}` : 'request cancelled' });
         changed = true;
       }
       if (changed) list = this.jobsOf(requestId);
@@ -280,7 +284,6 @@ export class Requests {
     if (status === request.status && JSON.stringify(entities) === JSON.stringify(request.entities)) return;
     const next = { ...request, status, entities, updated_at: this.deps.now() };
     this.store.collection(requests).put(next);
-    this.touched.add(requestId);
     if (status !== request.status) {
       this.deps.events.record(EVENT.requestStatus, `${request.type} request ${requestId} ${request.status} -> ${status}`, { request_id: requestId, level_id: request.level_id });
     }
@@ -305,26 +308,44 @@ export class Requests {
 
   // ------------------------------------------------------------------ people at balconies
 
-  /** POST /trigger/{job_id}: a person finished (or could not do) the work a job waits for. */
+  /**
+   * POST /trigger/{job_id}: a person finished (or could not do) the work a job waits for; or,
+   * for a job in ERROR, fixed its cause (it is tried again) or gave it up (CANCELLED_TRIGGER).
+   */
   async trigger(jobId: string, input: TriggerInput): Promise<JobRecord> {
     return this.write(() => {
       const job = this.job(jobId);
-      if (!PERSON_JOBS.has(job.type)) throw new ConflictError(`job ${jobId} is a ${job.type} job, which the system finishes itself; only jobs that wait for a person can be triggered`);
-      if (job.status !== 'EXECUTING') throw new ConflictError(`job ${jobId} is ${job.status}; only a job waiting at a balcony (EXECUTING) can be triggered${job.details.reason ? ` (${job.details.reason})` : ''}`);
       const status = input.TriggerStatus ?? 'SUCCEEDED_TRIGGER';
+      if (job.status === 'ERROR') return this.afterError(job, status);
+      if (!PERSON_JOBS.has(job.type)) throw new ConflictError(`job ${jobId} is a ${job.type} job, which the system finishes itself; only jobs that wait for a person can be triggered`);
+      if (job.status !== 'EXECUTING') throw new ConflictError(`job ${jobId} is ${job.status}; only a job waiting at a balcony (EXECUTING) can be triggered${job.wait ? ` (${job.wait.reason})` : ''}`);
       this.checkSelection(job, input);
       if (status === 'CANCELLED_TRIGGER') {
         const cancelling = this.moveJob(job, 'CANCELLING', {}, 'cancelled at the balcony');
-        const done = this.moveJob(cancelling, 'CANCELLED');
+        const done = this.moveJob(cancelling, 'CANCELLED', { wait: null, ended_because: 'cancelled at the balcony' });
         this.settle(job.request_id);
         return done;
       }
       const booked = this.book(job, status, input.selected_quantity);
       this.deps.events.record(EVENT.jobTriggered, `job ${job.type} ${job.id} confirmed (${status}${booked === null ? '' : `, ${booked}`})`, { request_id: job.request_id, level_id: job.level_id });
-      const done = this.moveJob(job, 'SUCCEEDED', { details: { ...job.details, waiting_for: undefined, reason: undefined, trigger_status: status, ...(booked === null ? {} : { booked_quantity: booked }) } });
+      const done = this.moveJob(job, 'SUCCEEDED', { wait: null, progress: { kind: 'person', trigger_status: status, booked_quantity: booked } });
       this.settle(job.request_id);
       return done;
     });
+  }
+
+  /** A person dealt with a job in ERROR: tried again from the start, or given up. */
+  private afterError(job: JobRecord, status: TriggerStatus): JobRecord {
+    if (status === 'CANCELLED_TRIGGER') {
+      const cancelling = this.moveJob(job, 'CANCELLING', {}, 'given up by a person');
+      const done = this.moveJob(cancelling, 'CANCELLED', { wait: null, ended_because: 'given up by a person after it failed' });
+      this.settle(job.request_id);
+      return done;
+    }
+    if (status !== 'SUCCEEDED_TRIGGER') throw ValidationError.of(['body', 'TriggerStatus'], `job ${job.id} is in ERROR: SUCCEEDED_TRIGGER tries it again, CANCELLED_TRIGGER gives it up`);
+    const again = this.moveJob(job, 'ACCEPTED', { wait: null, retry_at: null, attempt: 1, progress: retriedProgress(job.progress) }, 'tried again after a person fixed the cause');
+    this.settle(job.request_id);
+    return again;
   }
 
   private checkSelection(job: JobRecord, input: TriggerInput): void {
@@ -368,6 +389,15 @@ export class Requests {
       }
       case 'PICKING_ALERT':
         return selected ?? planned;
+      case 'OFFBOARDING_BD': {
+        // The person has the bot in their hands: it leaves the level in the database with the trigger.
+        const bot = this.store.collection(botRecords).get(job.bot_id!);
+        if (bot && bot.level_id !== null) {
+          this.store.collection(botRecords).put({ ...bot, level_id: null, updated_at: this.deps.now() });
+          this.deps.events.record(EVENT.botOffboarded, `bot ${bot.id} offboarded from level ${bot.level_id}`, { bot_id: String(bot.id), level_id: bot.level_id, request_id: job.request_id });
+        }
+        return null;
+      }
       case 'ONBOARDING':
         if (job.carrier_id) {
           const balcony = this.deps.site.balconies.find((b) => b.id === job.balcony_id)!;
@@ -415,14 +445,14 @@ export class Requests {
       this.deps.events.record(EVENT.cancelRequested, `${request.type} request ${request.id}: cancellation asked`, { request_id: request.id });
     }
     for (const job of this.jobsOf(request.id)) {
-      if (isFinalJob(job.status) || job.type === 'STORING') continue;
-      if (job.status === 'CREATED') this.moveJob(job, 'CANCELLED', { details: { ...job.details, reason: 'request cancelled' } });
+      if (isFinalJob(job.status) || HOME_JOBS.has(job.type)) continue;
+      if (job.status === 'CREATED') this.moveJob(job, 'CANCELLED', { ended_because: 'request cancelled' });
       else if (job.status === 'EXECUTING' && job.bot_id !== null && !PERSON_JOBS.has(job.type)) {
         // A bot is moving it: the brain ends the motion, then marks it CANCELLED.
         this.moveJob(job, 'CANCELLING', {}, 'request cancelled while a bot works on it');
       } else if (job.status !== 'CANCELLING') {
         const cancelling = this.moveJob(job, 'CANCELLING', {}, 'request cancelled');
-        this.moveJob(cancelling, 'CANCELLED');
+        this.moveJob(cancelling, 'CANCELLED', { wait: null, ended_because: 'request cancelled' });
       }
     }
     this.settle(request.id);
@@ -430,28 +460,16 @@ export class Requests {
 
   // ------------------------------------------------------------------ writes
 
-  /** Runs `fn` in one durable write; afterwards says what it changed and tells listeners. */
+  /** Runs `fn` in one durable write; afterwards this thread's inventory view follows what it changed. */
   write<R>(fn: () => R): Promise<R> {
     return this.store.write(() => {
       // The callback runs whole on the JS thread, so these sets belong to this write alone.
-      this.openThisTurn.clear();
-      this.writing++;
-      this.touched = new Set();
       this.carriersTouched.clear();
       this.skusTouched.clear();
-      let result: R;
-      try {
-        result = fn();
-      } finally {
-        this.writing--;
-      }
-      const requestsNow = this.touched;
+      const result = fn();
       const carriersNow = [...this.carriersTouched];
       const skusNow = [...this.skusTouched];
-      this.store.afterCommit(() => {
-        if (carriersNow.length > 0 || skusNow.length > 0) this.deps.refresh(carriersNow, skusNow);
-        if (requestsNow.size > 0) for (const l of this.listeners) l(requestsNow);
-      });
+      if (carriersNow.length > 0 || skusNow.length > 0) this.store.afterCommit(() => this.deps.refresh(carriersNow, skusNow));
       return result;
     });
   }

@@ -1,6 +1,7 @@
 /** Spec 4.2 and 4.3: bots from live telemetry, and balcony LED sequences. */
 import Type from 'typebox';
-import type { SiteLinks } from '../../brain/links.js';
+import type { SystemService } from '../../domain/system/control.js';
+import type { LedStep as LedCommand } from '../../link/protocol/messages.js';
 import { NotFoundError } from '../../domain/errors.js';
 import type { Site } from '../../domain/site/load.js';
 import { protocolTable, type ArrayField } from '../../link/protocol/table.js';
@@ -14,6 +15,8 @@ const BotResponse = Type.Object({
   is_charging: Type.Boolean(),
   lifted_carrier: Type.Integer({ description: '1 when the bot holds a carrier, else 0' }),
   online: Type.Boolean({ description: 'Beyond the spec: the link hears the bot' }),
+  in_service: Type.Boolean({ description: 'Beyond the spec: on its level in the database, so it may be given work (false once offboarded or removed)' }),
+  line_up: Type.Boolean({ description: 'Beyond the spec: its level\'s radio line is up' }),
   x: Type.Integer(),
   y: Type.Integer(),
   heading: Type.String(),
@@ -39,8 +42,14 @@ const LedStep = Type.Object({
   }),
 }, { description: 'LED step (spec 2.9)' });
 
+/** What the balcony LED route needs of the radio lines. */
+export interface BalconyLeds {
+  /** True once the balcony's LED controller acknowledged the sequence. */
+  publishLeds(balconyId: number, steps: LedCommand[]): Promise<boolean>;
+}
+
 /** GET /bots and POST /balcony_leds/balcony/{balcony_id}. */
-export function botRoutes(site: Site, links: SiteLinks | undefined): AnyRoute[] {
+export function botRoutes(site: Site, system: SystemService, leds: BalconyLeds | undefined): AnyRoute[] {
   return [
     route({
       method: 'GET', path: '/api/v2/bots', tag: 'Bots', permission: 'system:view',
@@ -51,13 +60,10 @@ export function botRoutes(site: Site, links: SiteLinks | undefined): AnyRoute[] 
         is_charging: Type.Optional(Type.Boolean()),
       }),
       responses: { 200: Type.Array(BotResponse) },
-      handler: ({ query }) => (links?.list() ?? []).filter((b) =>
-        (!query.id || query.id.includes(b.id)) && (!query.level_id || query.level_id.includes(b.level_id)) &&
-        (query.is_charging === undefined || b.is_charging === query.is_charging))
-        .map((b) => ({
-          id: b.id, level_id: b.level_id, battery_level: b.battery_level, is_charging: b.is_charging, lifted_carrier: b.carrier_held ? 1 : 0,
-          online: b.online, x: b.x, y: b.y, heading: b.heading,
-        })),
+      handler: ({ query }) => system.bots(query).map((b) => ({
+        id: b.id, level_id: b.level_id, battery_level: b.battery_level, is_charging: b.is_charging, lifted_carrier: b.carrier_held ? 1 : 0,
+        online: b.online, in_service: b.in_service, line_up: b.line_up, x: b.x, y: b.y, heading: b.heading,
+      })),
     }),
     route({
       method: 'POST', path: '/api/v2/balcony_leds/balcony/{balcony_id}', tag: 'System', permission: 'system:balcony_leds',
@@ -71,7 +77,7 @@ export function botRoutes(site: Site, links: SiteLinks | undefined): AnyRoute[] 
           const [r, g, b] = s.colors[0]!;
           return { r: r!, g: g!, b: b!, duration_ms: Math.round(s.duration * 1000) };
         });
-        const published = links ? await links.publishLeds(params.balcony_id, steps) : false;
+        const published = leds ? await leds.publishLeds(params.balcony_id, steps) : false;
         return { balcony_id: params.balcony_id, published };
       },
     }),

@@ -4,7 +4,7 @@ import type { Caller } from '../../domain/auth/caller.js';
 import { DomainError, ValidationError } from '../../domain/errors.js';
 import { collectionSource, type FieldTable, type ListSource } from '../../domain/list/index.js';
 import type { InputKind, RequestInput } from '../../domain/requests/inputs.js';
-import { jobs, requests, type JobRecord, type RequestRecord } from '../../domain/requests/records.js';
+import { jobDetails, jobs, requests, type JobRecord, type RequestRecord } from '../../domain/requests/records.js';
 import type { Requests } from '../../domain/requests/requests.js';
 import { stampPair } from '../../domain/time.js';
 import type { Store } from '../../store/store.js';
@@ -73,7 +73,7 @@ export function requestView(r: RequestRecord, zone: string) {
 function nodeView(j: JobRecord, zone: string) {
   return {
     id: j.id, request_id: j.request_id, type: j.type, status: j.status, entity_id: j.entity_id, carrier_id: j.carrier_id, level_id: j.level_id,
-    balcony_id: j.balcony_id, sku_id: j.sku_id, quantity: j.quantity, details: j.details,
+    balcony_id: j.balcony_id, sku_id: j.sku_id, quantity: j.quantity, details: jobDetails(j),
     ...stampPair('created_at', j.created_at, zone), ...stampPair('updated_at', j.updated_at, zone),
   };
 }

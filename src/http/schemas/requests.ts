@@ -36,7 +36,7 @@ export const RfidWriteInput = kind('RFID_WRITE', 'Write (and check) RFID tags of
 export const PauseInput = kind('PAUSE', 'Pause: bots get no new commands', {}, {});
 export const ResumeInput = kind('RESUME', 'Resume after a pause', {}, {});
 export const ChargingInput = kind('RECHARGE', 'Send a bot to a charger', { bot_id: BotId }, { bot_id: 3 });
-export const UnchargingInput = kind('UNCHARGING', 'Take a bot off its charger', { bot_id: BotId }, { bot_id: 3 });
+export const UnchargingInput = kind('UNCHARGING', 'Take a bot off its charger (without bot_id: every charging bot, UNCHARGE_ALL)', { bot_id: Type.Optional(BotId) }, { bot_id: 3 });
 export const CarrierOnboardingInput = kind('CARRIER_ONBOARDING', 'Bring a new carrier into storage through a balcony', {
   carrier_id: Type.String({ minLength: 1, maxLength: 64 }), balcony_id: Type.Integer({ minimum: 0 }),
 }, { carrier_id: 'C-9001', balcony_id: 1 });

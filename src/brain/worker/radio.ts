@@ -2,9 +2,9 @@
  * The radio lines as the brain's worker sees them: the main thread owns the serial devices
  * and the native links; the worker sends commands and hears bot events through messages.
  */
-import type { Command } from '../native/link.js';
-import type { BotEvent, CommandOutcome } from './links.js';
-import type { FromBrain } from './messages.js';
+import type { Command } from '../../native/link.js';
+import type { BotEvent, CommandOutcome } from '../../lines/events.js';
+import type { FromBrain } from '../messages.js';
 
 export class BridgedRadio {
   private nextId = 1;

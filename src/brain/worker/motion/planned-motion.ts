@@ -12,15 +12,15 @@
  *   carrier leaves stops being barred to loaded bots; the storage cell it is set down on is.
  * - At the goal, `then` runs: charge, uncharge, RFID write or check.
  */
-import type { SiteLevel } from '../domain/site/load.js';
-import type { Logger } from '../log/logger.js';
-import type { Command } from '../native/link.js';
-import type { Heading, Result } from '../link/protocol/messages.js';
-import { STOPPING_FLAGS } from '../link/protocol/faults.js';
-import { type LevelPlanner, type PlannedAction, type PlannerEvent, type PlanState } from '../native/planner.js';
-import type { BotEvent, BotState, CommandOutcome } from './links.js';
+import type { SiteLevel } from '../../../domain/site/load.js';
+import type { Logger } from '../../../log/logger.js';
+import type { Command } from '../../../native/link.js';
+import type { Heading } from '../../../link/protocol/messages.js';
+import { STOPPING_FLAGS } from '../../../link/protocol/faults.js';
+import { type LevelPlanner, type PlannedAction, type PlannerEvent, type PlanState } from '../../../native/planner.js';
+import type { BotEvent, BotState, CommandOutcome } from '../../../lines/events.js';
 import { cellFlags, moveStep, plannerHeading } from './level-grid.js';
-import type { GoalOutcome, LevelMotion, MotionBot, MotionGoal } from './motion.js';
+import type { FailureCause, GoalOutcome, LevelMotion, MotionBot, MotionGoal } from './motion.js';
 
 /** How often each level's planner figures go to the log. */
 const PLANNER_SUMMARY_MS = 5 * 60_000;
@@ -60,6 +60,10 @@ interface BotRun {
   clearing: boolean;
   /** Stopped by a refusal or fault: the planner routes around it until it is freed. */
   stuck: boolean;
+  /** Stuck because it went off the radio line: freed when it answers again. */
+  lostLink: boolean;
+  /** Kept where it stands out of dispatch (offboarding) until removed. */
+  parked: boolean;
   /**
    * Stays on its charger (the planner keeps it there) until its telemetry says the charge is
    * done: 'asked' once CHARGE is accepted, 'seen' once telemetry shows it charging.
@@ -99,8 +103,8 @@ export class PlannedMotion implements LevelMotion {
       // A bot is the brain's to use once its planner knows where it is.
       if (!t || !r.planned) continue;
       out.push({
-        id: r.id, level_id: this.levelId, online: t.online, idle: r.goal === undefined && r.pending === undefined && !r.stuck, x: t.x, y: t.y,
-        lifted: t.carrier_held, charging: this.isCharging(r), battery: t.battery_level, faulted: (t.faults & STOPPING_FLAGS) !== 0,
+        id: r.id, level_id: this.levelId, online: t.online, idle: r.goal === undefined && r.pending === undefined && !r.stuck && !r.parked, x: t.x, y: t.y,
+        lifted: t.carrier_held, charging: this.isCharging(r), battery: t.battery_level, faulted: (t.faults & STOPPING_FLAGS) !== 0, stuck: r.stuck || r.parked,
       });
     }
     return out;
@@ -108,8 +112,9 @@ export class PlannedMotion implements LevelMotion {
 
   go(botId: number, goal: MotionGoal): Promise<GoalOutcome> {
     const r = this.runs.get(botId);
-    if (!r || !r.planned) return Promise.resolve({ ok: false, reason: `bot ${botId} has not reported on level ${this.levelId}` });
-    if (r.goal) return Promise.resolve({ ok: false, reason: `bot ${botId} has a goal already` });
+    if (!r || !r.planned) return Promise.resolve({ ok: false, reason: `bot ${botId} has not reported on level ${this.levelId}`, cause: 'lost' });
+    if (r.goal) return Promise.resolve({ ok: false, reason: `bot ${botId} has a goal already`, cause: 'refused' });
+    if (r.parked) return Promise.resolve({ ok: false, reason: `bot ${botId} is parked for offboarding`, cause: 'refused' });
     const charging = this.isCharging(r);
     return new Promise((resolve) => {
       r.goal = { goal, resolve };
@@ -122,7 +127,7 @@ export class PlannedMotion implements LevelMotion {
       // Taken off its charger for work: a charging bot refuses motion until its charge ends.
       void this.uncharge(r).then((failed) => {
         if (r.goal?.resolve !== resolve) return;
-        if (failed) this.finish(botId, { ok: false, reason: failed });
+        if (failed) this.finish(botId, { ok: false, ...failed });
         else set();
       });
     });
@@ -132,7 +137,7 @@ export class PlannedMotion implements LevelMotion {
     const r = this.runs.get(botId);
     if (!r || r.goal || !this.isCharging(r)) return;
     const failed = await this.uncharge(r);
-    if (failed) this.o.logger.warn({ level_id: this.levelId, bot_id: botId, reason: failed }, 'could not take a bot off its charger');
+    if (failed) this.o.logger.warn({ level_id: this.levelId, bot_id: botId, reason: failed.reason }, 'could not take a bot off its charger');
     // Its charger is free: the planner may push it aside for the bot that needs it.
     else if (!r.goal) this.o.planner.cancelGoal(botId);
   }
@@ -142,7 +147,7 @@ export class PlannedMotion implements LevelMotion {
   }
 
   /** Ends a bot's charge; returns why not, if it did not. */
-  private async uncharge(r: BotRun): Promise<string | undefined> {
+  private async uncharge(r: BotRun): Promise<Failed | undefined> {
     r.charging = 'no';
     const failed = failure('UNCHARGE', await this.o.radio.send(this.levelId, r.id, { type: 'UNCHARGE' }, 15_000));
     // Still charging: the end of its charge frees the charger, as before.
@@ -165,15 +170,38 @@ export class PlannedMotion implements LevelMotion {
   removeBot(botId: number): void {
     const r = this.runs.get(botId);
     if (!r) return;
-    this.finish(botId, { ok: false, reason: `bot ${botId} left the level` });
+    this.finish(botId, { ok: false, reason: `bot ${botId} left the level`, cause: 'lost' });
     if (r.planned) this.o.planner.removeBot(botId);
     this.runs.delete(botId);
+  }
+
+  abandon(botId: number): boolean {
+    const r = this.runs.get(botId);
+    if (!r?.goal || r.pending?.action === 'lift' || r.telemetry?.carrier_held) return false;
+    this.finish(botId, { ok: false, reason: 'its job was cancelled', cause: 'cancelled' });
+    return true;
+  }
+
+  park(botId: number): void {
+    const r = this.runs.get(botId);
+    if (!r || r.parked) return;
+    r.parked = true;
+    const t = r.telemetry;
+    // A goal on its own cell that it stays on: the others go round it until it is taken off.
+    if (r.planned && t) this.o.planner.setGoal(botId, { cell: t.y * this.o.level.width + t.x, act: 'none', stay: true });
+  }
+
+  refresh(): void {
+    for (let y = 0; y < this.o.level.rows; y++) {
+      for (let x = 0; x < this.o.level.width; x++) this.o.planner.setCellFlags(y * this.o.level.width + x, cellFlags(this.o.level, x, y, this.o.occupied(x, y)));
+    }
+    for (const r of this.runs.values()) this.freeIfBack(r);
   }
 
   async close(): Promise<void> {
     for (const stop of this.stops) stop();
     this.logSummary();
-    for (const r of this.runs.values()) this.finish(r.id, { ok: false, reason: 'the brain is stopping' });
+    for (const r of this.runs.values()) this.finish(r.id, { ok: false, reason: 'the brain is stopping', cause: 'stopping' });
     await this.o.planner.close();
   }
 
@@ -189,7 +217,7 @@ export class PlannedMotion implements LevelMotion {
   private run(id: number): BotRun {
     let r = this.runs.get(id);
     if (!r) {
-      r = { id, telemetry: undefined, planned: false, goal: undefined, pending: undefined, segment: 0, paused: this.paused, clearing: false, stuck: false, charging: 'no' };
+      r = { id, telemetry: undefined, planned: false, goal: undefined, pending: undefined, segment: 0, paused: this.paused, clearing: false, stuck: false, lostLink: false, parked: false, charging: 'no' };
       this.runs.set(id, r);
     }
     return r;
@@ -200,12 +228,17 @@ export class PlannedMotion implements LevelMotion {
     if (!r) return;
     r.telemetry = event.bot;
     if (event.kind === 'fault' && event.fault.fault_state === 'RAISED' && (event.fault.severity === 'ERROR' || event.fault.severity === 'FATAL')) {
-      this.stuck(r, `fault 0x${event.fault.code.toString(16)} (${event.fault.severity})`);
+      this.stuck(r, `fault 0x${event.fault.code.toString(16)} (${event.fault.severity})`, 'fault');
       if (event.fault.severity === 'ERROR') this.clearLater(r);
       return;
     }
     if (event.kind === 'offline') {
-      this.stuck(r, `lost on the radio line (${event.reason})`);
+      r.lostLink = true;
+      this.stuck(r, `lost on the radio line (${event.reason})`, 'lost');
+      return;
+    }
+    if (event.kind === 'online') {
+      this.freeIfBack(r);
       return;
     }
     if (event.kind !== 'telemetry') return;
@@ -241,12 +274,12 @@ export class PlannedMotion implements LevelMotion {
         void this.arrived(e.bot);
         break;
       case 'goal_unreachable':
-        this.finish(e.bot, { ok: false, reason: `no path to cell ${e.cell} for this bot` });
+        this.finish(e.bot, { ok: false, reason: `no path to cell ${e.cell} for this bot`, cause: 'unreachable' });
         break;
       case 'refused': {
         const r = e.bot === undefined ? undefined : this.runs.get(e.bot);
         if (r && e.op === 'add_bot') r.planned = false;
-        if (r && e.op === 'set_goal') this.finish(r.id, { ok: false, reason: `the planner refused the goal: ${e.reason}` });
+        if (r && e.op === 'set_goal') this.finish(r.id, { ok: false, reason: `the planner refused the goal: ${e.reason}`, cause: 'refused' });
         this.o.logger.warn({ level_id: this.levelId, event: e }, 'planner refused an input');
         break;
       }
@@ -304,7 +337,7 @@ export class PlannedMotion implements LevelMotion {
     const outcome = await this.o.radio.send(this.levelId, r.id, command, 15_000);
     const failed = failure(command.type, outcome);
     if (!failed) return;
-    this.stuck(r, failed, outcome.delivered ? outcome.result : undefined);
+    this.stuck(r, failed.reason, failed.cause);
     // A refusal without a fault leaves a working bot: once at rest it is placed where its
     // telemetry says and planned again (a fault waits for its clearing instead).
     setTimeout(() => {
@@ -326,10 +359,10 @@ export class PlannedMotion implements LevelMotion {
     if (command.type === 'RFID_WRITE') {
       // Bots refuse tag writes outside a writing mode (PROTOCOL.md RFID_WRITE_MODE).
       const mode = await this.o.radio.send(this.levelId, botId, { type: 'RFID_WRITE_MODE', mode: 'MANUAL' }, 15_000);
-      if (!mode.delivered || mode.result !== 'OK') return this.finish(botId, { ok: false, reason: 'the bot did not enter RFID writing mode' });
+      if (!mode.delivered || mode.result !== 'OK') return this.finish(botId, { ok: false, reason: 'the bot did not enter RFID writing mode', cause: 'refused' });
     }
     const failed = failure(command.type, await this.o.radio.send(this.levelId, botId, command, 15_000));
-    if (failed) return this.finish(botId, { ok: false, reason: failed });
+    if (failed) return this.finish(botId, { ok: false, ...failed });
     // The work is done, or (charging) under way: the bot keeps its cell only while it charges.
     if (command.type === 'CHARGE') r.charging = 'asked';
     else this.o.planner.cancelGoal(botId);
@@ -356,12 +389,24 @@ export class PlannedMotion implements LevelMotion {
   }
 
   /** A bot that cannot go on: others route around it; its goal fails. */
-  private stuck(r: BotRun, reason: string, refused?: Result): void {
+  private stuck(r: BotRun, reason: string, cause: FailureCause): void {
     r.pending = undefined;
     r.stuck = true;
     if (r.planned) this.o.planner.setStuck(r.id, true);
     this.o.logger.warn({ level_id: this.levelId, bot_id: r.id, reason }, 'bot stopped');
-    this.finish(r.id, { ok: false, reason, refused });
+    this.finish(r.id, { ok: false, reason, cause });
+  }
+
+  /**
+   * A bot that went off the line answers again: back into service where its telemetry says it
+   * stands (a latched fault still waits for its clearing).
+   */
+  private freeIfBack(r: BotRun): void {
+    const t = r.telemetry;
+    if (!r.lostLink || !t || !t.online || (t.faults & STOPPING_FLAGS) !== 0) return;
+    r.lostLink = false;
+    this.o.logger.info({ level_id: this.levelId, bot_id: r.id, x: t.x, y: t.y }, 'bot answers again: back in service');
+    if (r.planned && r.stuck) this.free(r);
   }
 
   /** A stopped bot works again: the planner places it where its telemetry says. */
@@ -389,8 +434,20 @@ function cellTag(x: number, y: number): Uint8Array {
   return Uint8Array.of(x & 0xff, x >> 8, y & 0xff, y >> 8);
 }
 
+interface Failed {
+  reason: string;
+  cause: FailureCause;
+}
+
 /** Why a command did not succeed (not delivered, or refused with the bot's result), or undefined when it did. */
-function failure(type: Command['type'], outcome: CommandOutcome): string | undefined {
-  if (!outcome.delivered) return `${type} not delivered: ${outcome.reason}`;
-  return outcome.result === 'OK' ? undefined : `${type} refused: ${outcome.result}`;
+function failure(type: Command['type'], outcome: CommandOutcome): Failed | undefined {
+  if (!outcome.delivered) return { reason: `${type} not delivered: ${outcome.reason}`, cause: undelivered(outcome.reason) };
+  if (outcome.result === 'OK') return undefined;
+  return { reason: `${type} refused: ${outcome.result}`, cause: outcome.result === 'NO_CARRIER' ? 'no_carrier' : 'refused' };
+}
+
+/** The brain stopping, the bot lost on the line (offline, rebooted, given up on, no line), or a command that timed out. */
+function undelivered(reason: string): FailureCause {
+  if (/stopping/.test(reason)) return 'stopping';
+  return /offline|hello|gave_up|radio line/.test(reason) ? 'lost' : 'not_delivered';
 }

@@ -1,31 +1,34 @@
 /**
  * The brain's worker thread: it opens the same LMDB environment as the main thread, builds its
- * own Requests and Inventory over it, and runs the Brain. It talks to the main thread only by
- * messages (src/brain/messages.ts): what it committed (so the inventory view and the event
- * stream follow), its storage status, its log lines, and the commands it sends to bots over the
- * radio lines the main thread owns. A crash here ends this thread, never the API.
+ * own Requests and Inventory over it, follows the open work and the carriers in memory, and
+ * runs the Brain. It talks to the main thread by messages (src/brain/messages.ts): its storage
+ * status, its log lines, the commands it sends to bots over the radio lines the main thread
+ * owns, and the bot and line news it hears; what either thread commits reaches the other
+ * through the commit bridge. A crash here ends this thread, never the API.
  */
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { parentPort, workerData } from 'node:worker_threads';
-import { BOT_MOTION, liftSteps, PLAN_STEP_MS } from '../domain/site/motion-figures.js';
-import { ALL_COLLECTIONS } from '../domain/collections.js';
-import { Events } from '../domain/events/events.js';
-import { Inventory } from '../domain/inventory/inventory.js';
-import { Requests } from '../domain/requests/requests.js';
-import { buildSite } from '../domain/site/load.js';
-import { botRecords } from '../domain/system/records.js';
-import { createLogger } from '../log/logger.js';
-import { MIGRATIONS } from '../store/migrations.js';
-import { Store } from '../store/store.js';
+import { BOT_MOTION, liftSteps, PLAN_STEP_MS } from '../../domain/site/motion-figures.js';
+import { ALL_COLLECTIONS } from '../../domain/collections.js';
+import { Events } from '../../domain/events/events.js';
+import { CarrierPlaces } from '../../domain/inventory/carrier-places.js';
+import { Inventory } from '../../domain/inventory/inventory.js';
+import { OpenWork } from '../../domain/requests/open-work.js';
+import { Requests } from '../../domain/requests/requests.js';
+import { buildSite } from '../../domain/site/load.js';
+import { botRecords } from '../../domain/system/records.js';
+import { createLogger } from '../../log/logger.js';
+import { createLevelPlanner } from '../../native/planner.js';
+import { bridgeCommits } from '../../store/commit-bridge.js';
+import { MIGRATIONS } from '../../store/migrations.js';
+import { Store } from '../../store/store.js';
+import type { BrainInit, BrainSettings, FromBrain, ToBrain } from '../messages.js';
 import { Brain } from './brain.js';
-import type { BrainInit, BrainSettings, FromBrain, ToBrain } from './messages.js';
+import { levelGrid } from './motion/level-grid.js';
+import type { LevelMotion } from './motion/motion.js';
+import { PlannedMotion } from './motion/planned-motion.js';
 import { BridgedRadio } from './radio.js';
-import { createLevelPlanner } from '../native/planner.js';
-import { carriers, positionKey } from '../domain/inventory/records.js';
-import { levelGrid } from './level-grid.js';
-import { PlannedMotion } from './planned-motion.js';
-import type { LevelMotion } from './motion.js';
 
 const port = parentPort!;
 const init = workerData as BrainInit;
@@ -43,16 +46,18 @@ let settings: BrainSettings = init.settings;
 const radio = new BridgedRadio(post);
 const site = buildSite(init.layout);
 const store = await Store.open({ dir: path.join(init.config.state_dir, 'db') }, ALL_COLLECTIONS, MIGRATIONS);
+const stopBridge = bridgeCommits(store, init.commits);
+const work = new OpenWork(store, site.levels.map((l) => l.id));
+const places = new CarrierPlaces(store);
 const events = new Events(store, Date.now);
-events.subscribe((event) => post({ type: 'event', event }));
 const inventory = new Inventory({ store, site, now: Date.now, events });
 const requests = new Requests({
   store, site, inventory, events, now: Date.now,
-  refresh: (carriers, skus) => post({ type: 'committed', carriers: [...carriers], skus: [...skus], requests: [] }),
+  // The main thread's inventory view follows this thread's commits through the bridge.
+  refresh: () => undefined,
   externalPicking: () => settings.externalPicking,
   botLevel: (id) => store.collection(botRecords).get(id)?.level_id,
 });
-requests.onChange((ids) => post({ type: 'committed', carriers: [], skus: [], requests: [...ids] }));
 // One planner thread and motion per level with a radio line. The bots' figures are the
 // site's one table (src/domain/site/motion-figures.ts, which the simulator plays too),
 // shortened by WAREHOUSE_SIM_SPEED on simulated levels.
@@ -62,7 +67,7 @@ if (init.links) {
     const speed = level.serial_device === 'sim' ? init.config.sim_speed : 1;
     const stepMs = Math.round(PLAN_STEP_MS / speed);
     const lift = liftSteps(stepMs, BOT_MOTION.liftMs / speed);
-    const occupied = (x: number, y: number) => store.collection(carriers).findOne('position', positionKey(level.id, x, y)) !== undefined;
+    const occupied = (x: number, y: number) => places.at(level.id, x, y) !== undefined;
     const planner = createLevelPlanner({ grid: levelGrid(level, occupied), durations: { forward: 1, turn: 1, lift, lower: lift }, seed: level.id });
     motion.set(level.id, new PlannedMotion({
       level, planner, radio, logger: logger.child({ level_id: level.id }), stepMs, turnMs: Math.round(BOT_MOTION.turnMs / speed),
@@ -73,7 +78,7 @@ if (init.links) {
   }
 }
 const brain = new Brain({
-  store, site, requests, inventory, events, logger, motion, now: Date.now,
+  store, site, requests, inventory, events, work, carriers: places, logger, motion, now: Date.now,
   chargeBelow: () => settings.chargeBelow,
   onStatus: (status) => post({ type: 'status', status }),
   radio: init.links ? { send: (level, node, command) => radio.send(level, node, command), onBot: (listener) => radio.onBot(listener) } : undefined,
@@ -81,14 +86,15 @@ const brain = new Brain({
 
 port.on('message', (message: ToBrain) => {
   switch (message.type) {
-    case 'wake':
-      brain.wake();
-      break;
     case 'settings':
       settings = message.settings;
+      brain.wake();
       break;
     case 'bot':
       radio.heard(message.event);
+      break;
+    case 'line':
+      brain.lineChanged(message.status);
       break;
     case 'call':
       void answer(message.id, message.method, message.args);
@@ -99,14 +105,25 @@ port.on('message', (message: ToBrain) => {
   }
 });
 
+/**
+ * Stops in the order that leaves nothing native running: dispatch first, then the commands in
+ * flight, then each level's planner thread (no callback after its close), then the store.
+ */
+async function stop(): Promise<void> {
+  await brain.stop();
+  radio.close();
+  for (const m of motion.values()) await m.close();
+  work.close();
+  places.close();
+  stopBridge();
+  await store.close();
+}
+
 async function answer(id: number, method: string, args: unknown[]): Promise<void> {
   try {
     let result: unknown;
-    if (method === 'stop') {
-      await brain.stop();
-      radio.close();
-      for (const m of motion.values()) await m.close();
-    } else if (method === 'chargeAllCandidates') result = brain.chargeAllCandidates(args[0] as boolean);
+    if (method === 'stop') await stop();
+    else if (method === 'chargeAllCandidates') result = brain.chargeAllCandidates(args[0] as boolean);
     post({ type: 'result', id, result });
     if (method === 'stop') port.close();
   } catch (err) {
@@ -115,4 +132,5 @@ async function answer(id: number, method: string, args: unknown[]): Promise<void
 }
 
 await brain.start();
+for (const status of init.lines) brain.lineChanged(status);
 post({ type: 'ready' });

@@ -1,29 +1,29 @@
 /**
  * The main thread's side of the brain: it runs the brain in a worker thread, restarts it there
  * without touching the API (POST /restart_brain, cancel_all), and bridges what the worker
- * needs: wake-ups when the API changed requests, settings, bot events from the radio lines and
- * the commands the worker sends to bots. What the worker commits comes back as messages: the
- * inventory view and the event stream of the main thread follow.
+ * needs: every commit of either thread (the commit bridge, on a port of its own), settings,
+ * bot and line news from the radio lines, and the commands the worker sends to bots.
  */
-import { Worker } from 'node:worker_threads';
-import type { Config } from '../config/config.js';
-import type { Site } from '../domain/site/load.js';
-import { EVENT } from '../domain/events/catalogue.js';
-import type { Events } from '../domain/events/events.js';
-import type { StorageStatus, SystemControl } from '../domain/system/control.js';
-import type { Logger } from '../log/logger.js';
-import type { SiteLinks } from './links.js';
-import type { BrainInit, BrainSettings, FromBrain, ToBrain } from './messages.js';
+import { MessageChannel, Worker } from 'node:worker_threads';
+import type { Config } from '../../config/config.js';
+import type { Site } from '../../domain/site/load.js';
+import { EVENT } from '../../domain/events/catalogue.js';
+import type { Events } from '../../domain/events/events.js';
+import type { BrainControl, StorageStatus } from '../../domain/system/control.js';
+import type { Logger } from '../../log/logger.js';
+import type { SiteLines } from '../../lines/site-lines.js';
+import { bridgeCommits } from '../../store/commit-bridge.js';
+import type { Store } from '../../store/store.js';
+import type { BrainInit, BrainSettings, FromBrain, ToBrain } from '../messages.js';
 
 export interface BrainHostDeps {
   config: Config;
   site: Site;
+  store: Store;
   logger: Logger;
   events: Events;
-  links: SiteLinks | undefined;
+  lines: SiteLines | undefined;
   settings: () => BrainSettings;
-  /** The worker committed changes to these carriers and SKUs. */
-  refresh: (carriers: string[], skus: string[]) => void;
   /** How long a graceful stop may take before the thread is terminated. */
   stopTimeoutMs?: number;
 }
@@ -33,20 +33,22 @@ export interface BrainHostDeps {
  * through tsx, whose loader a worker does not always inherit from `--import tsx`.
  */
 function spawnWorker(init: BrainInit): Worker {
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./worker.js', import.meta.url), { workerData: init });
-  const entry = new URL('./worker.ts', import.meta.url).href;
+  const transferList = [init.commits];
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('../worker/main.js', import.meta.url), { workerData: init, transferList });
+  const entry = new URL('../worker/main.ts', import.meta.url).href;
   const boot = `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); })`;
-  return new Worker(boot, { eval: true, workerData: init });
+  return new Worker(boot, { eval: true, workerData: init, transferList });
 }
 
 const LEVELS: Record<number, 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal'> = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' };
 
-export class BrainHost implements SystemControl {
+export class BrainHost implements BrainControl {
   private worker: Worker | undefined;
   private status: StorageStatus = 'OFF';
   private nextCall = 1;
   private readonly calls = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
-  private stopLinks: (() => void) | undefined;
+  /** Ends what the current worker is wired to: bot and line news, the commit bridge. */
+  private unwire: (() => void)[] = [];
   private readonly log: Logger;
   private restarting: Promise<void> | undefined;
   /** Delay before replacing a thread that died; doubles while it keeps dying young. */
@@ -59,11 +61,15 @@ export class BrainHost implements SystemControl {
 
   /** Starts the worker; resolves once the brain in it has rebuilt its state and runs. */
   async start(): Promise<void> {
+    const channel = new MessageChannel();
+    const lines = this.deps.lines;
     const init: BrainInit = {
-      config: this.deps.config, settings: this.deps.settings(), links: this.deps.links !== undefined,
+      config: this.deps.config, settings: this.deps.settings(), links: lines !== undefined, lines: lines?.lineStates() ?? [], commits: channel.port2,
       // The geometry only: a large site's initial carriers and boxes would double the memory for nothing.
       layout: { ...this.deps.site.layout, carriers: [], skus: [] },
     };
+    this.wireOff();
+    this.unwire.push(bridgeCommits(this.deps.store, channel.port1));
     const worker = spawnWorker(init);
     this.worker = worker;
     const ready = new Promise<void>((resolve, reject) => {
@@ -77,8 +83,9 @@ export class BrainHost implements SystemControl {
     ready.catch(() => undefined); // onExit replaces a thread that dies while starting
     worker.on('error', (err) => this.log.error({ err }, 'the brain thread failed; it is restarted'));
     worker.on('exit', (code) => this.onExit(worker, code));
-    this.stopLinks?.();
-    this.stopLinks = this.deps.links?.onBot((event) => this.post({ type: 'bot', event }));
+    if (lines) {
+      this.unwire.push(lines.onBot((event) => this.post({ type: 'bot', event })), lines.onLine((status) => this.post({ type: 'line', status })));
+    }
     this.startedAt = Date.now();
     await ready;
   }
@@ -88,7 +95,6 @@ export class BrainHost implements SystemControl {
     const worker = this.worker;
     if (!worker) return;
     this.worker = undefined;
-    this.stopLinks?.();
     const ended = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
     const timeout = this.deps.stopTimeoutMs ?? 10_000;
     const graceful = this.call(worker, 'stop', []).catch(() => undefined);
@@ -96,7 +102,12 @@ export class BrainHost implements SystemControl {
     if ((await Promise.race([graceful, late])) === 'late') this.log.warn({ timeout_ms: timeout }, 'the brain did not stop in time; terminating its thread');
     await worker.terminate();
     await ended;
+    this.wireOff();
     this.status = 'OFF';
+  }
+
+  private wireOff(): void {
+    for (const off of this.unwire.splice(0)) off();
   }
 
   /** POST /restart_brain: a new thread rebuilds everything from the store. */
@@ -123,11 +134,6 @@ export class BrainHost implements SystemControl {
     return (await this.call(this.worker, 'chargeAllCandidates', [force])) as number[];
   }
 
-  /** Something changed requests from the API: the brain looks at once. */
-  wake(): void {
-    this.post({ type: 'wake' });
-  }
-
   /** Settings changed: the brain reads the new values. */
   settingsChanged(): void {
     this.post({ type: 'settings', settings: this.deps.settings() });
@@ -150,12 +156,6 @@ export class BrainHost implements SystemControl {
       case 'status':
         this.status = m.status;
         break;
-      case 'committed':
-        if (m.carriers.length > 0 || m.skus.length > 0) this.deps.refresh(m.carriers, m.skus);
-        break;
-      case 'event':
-        this.deps.events.announce(m.event);
-        break;
       case 'log':
         this.relog(m.line);
         break;
@@ -174,8 +174,8 @@ export class BrainHost implements SystemControl {
     }
   }
 
-  private async send(id: number, levelId: number, node: number, command: Parameters<SiteLinks['send']>[2], timeoutMs: number): Promise<void> {
-    const outcome = this.deps.links ? await this.deps.links.send(levelId, node, command, timeoutMs) : { delivered: false as const, reason: 'the radio lines are off' };
+  private async send(id: number, levelId: number, node: number, command: Parameters<SiteLines['send']>[2], timeoutMs: number): Promise<void> {
+    const outcome = this.deps.lines ? await this.deps.lines.send(levelId, node, command, timeoutMs) : { delivered: false as const, reason: 'the radio lines are off' };
     this.post({ type: 'sent', id, outcome });
   }
 
@@ -196,6 +196,7 @@ export class BrainHost implements SystemControl {
     this.calls.clear();
     if (this.worker !== worker) return;
     this.worker = undefined;
+    this.wireOff();
     this.status = 'ERROR';
     // A thread that dies young dies again: wait longer each time (up to a minute).
     this.respawnMs = Date.now() - this.startedAt < 60_000 ? Math.min(this.respawnMs * 2, 60_000) : 1000;

@@ -6,9 +6,9 @@
  * and a charging bot with enough battery goes back to work when work waits for a bot or a
  * bot under the threshold needs its charger.
  */
-import type { JobRecord, RequestRecord } from '../domain/requests/records.js';
-import type { Cell } from '../domain/site/load.js';
-import type { MotionBot } from './motion.js';
+import type { JobRecord, RequestRecord } from '../../../domain/requests/records.js';
+import type { Cell } from '../../../domain/site/load.js';
+import type { MotionBot } from '../motion/motion.js';
 
 /** An idle bot under this battery percent tops up while a charger of its level is free. */
 export const TOP_UP_BELOW = 80;

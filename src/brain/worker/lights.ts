@@ -3,11 +3,11 @@
  * person shows green (blue for a refill, white for a check or packing), the others are dark.
  * Only changes are sent; a controller that did not acknowledge is tried again next pass.
  */
-import type { LedStep } from '../link/protocol/messages.js';
-import type { JobRecord } from '../domain/requests/records.js';
-import type { Site } from '../domain/site/load.js';
-import type { Command } from '../native/link.js';
-import type { CommandOutcome } from './links.js';
+import type { LedStep } from '../../link/protocol/messages.js';
+import type { JobRecord } from '../../domain/requests/records.js';
+import type { Site } from '../../domain/site/load.js';
+import type { Command } from '../../native/link.js';
+import type { CommandOutcome } from '../../lines/events.js';
 
 /** Node address of a balcony's LED controller: this plus the balcony id (PROTOCOL.md). */
 export const LED_NODE_BASE = 0x1000;

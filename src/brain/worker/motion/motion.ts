@@ -1,4 +1,3 @@
-import type { Result } from '../link/protocol/messages.js';
 
 /**
  * What the dispatcher needs from the bots of a level: who is there and idle, and "take this
@@ -36,10 +35,22 @@ export interface MotionBot {
   battery: number;
   /** A latched fault stops the bot until cleared. */
   faulted: boolean;
+  /**
+   * It stays where it is whatever happens (a fault, a refusal, the link lost, parked for
+   * offboarding): the planner holds its cell, so no goal may be set there.
+   */
+  stuck: boolean;
 }
 
-/** `refused`: the bot's own answer when it refused a command (NO_CARRIER: nothing to lift there). */
-export type GoalOutcome = { ok: true } | { ok: false; reason: string; refused?: Result };
+/**
+ * Why a goal failed. `lost`: the bot went off the radio line. `stopping`: the brain stops.
+ * `no_carrier`: the bot found nothing to lift. `unreachable`: no path for the bot as it is.
+ * `refused`: the bot (or the planner) refused a command. `fault`: the bot raised a fault.
+ * `not_delivered`: a command went unacknowledged. `cancelled`: the goal was abandoned (abandon()).
+ */
+export type FailureCause = 'lost' | 'stopping' | 'no_carrier' | 'unreachable' | 'refused' | 'fault' | 'not_delivered' | 'cancelled';
+
+export type GoalOutcome = { ok: true } | { ok: false; reason: string; cause: FailureCause };
 
 export interface LevelMotion {
   readonly levelId: number;
@@ -55,7 +66,16 @@ export interface LevelMotion {
   /** Stops giving bots new motion (PAUSE); goals wait. */
   setPaused(paused: boolean): void;
   /** A bot joins (onboarding) or leaves (offboarding, deletion) the level. */
-  addBot(botId: number, x: number, y: number): void;
+  addBot(botId: number): void;
   removeBot(botId: number): void;
+  /**
+   * Drops a bot's goal before it lifts anything (its job was cancelled): the goal ends with
+   * cause `cancelled`. False when it is too late (lifting, or holding a carrier) or it has none.
+   */
+  abandon(botId: number): boolean;
+  /** Keeps a bot where it stands, out of dispatch, until it is removed (offboarding). */
+  park(botId: number): void;
+  /** Plans the level again from the store's carriers and the bots' telemetry (REFRESH_LEVEL). */
+  refresh(): void;
   close(): Promise<void>;
 }

@@ -4,9 +4,9 @@
  * one), headings clockwise from east. The bot protocol counts headings from north and moves
  * in absolute directions; the conversions live here, in one place.
  */
-import type { Heading as ProtocolHeading, StepAction } from '../link/protocol/messages.js';
-import type { SiteLevel } from '../domain/site/load.js';
-import { CELL_BARRED_LOADED, CELL_BLOCKED, type PlannerGrid, type PlannerHeading } from '../native/planner.js';
+import type { Heading as ProtocolHeading, StepAction } from '../../../link/protocol/messages.js';
+import type { SiteLevel } from '../../../domain/site/load.js';
+import { CELL_BARRED_LOADED, CELL_BLOCKED, type PlannerGrid, type PlannerHeading } from '../../../native/planner.js';
 
 
 const TO_PLANNER: Record<ProtocolHeading, PlannerHeading> = { E: 0, S: 1, W: 2, N: 3 };

@@ -1,0 +1,412 @@
+/**
+ * The orchestration brain, in its worker thread: it turns accepted requests into motion and
+ * back into finished jobs. What it knows is rebuilt from the store (open work, carriers, the bot
+ * table, the pause flag) and from bot telemetry, so a restart (POST /restart_brain, cancel_all)
+ * or a daemon restart after `kill -9` resumes where the durable state says. Each pass runs the
+ * control jobs, then each level's dispatch (snapshot -> policy -> runner), then automatic
+ * charging and the balcony lights. It also hears the radio lines: a line that comes back gets
+ * a recovery request (reconnect, refresh the level, clear the highway).
+ */
+import type { Logger } from '../../log/logger.js';
+import { EVENT } from '../../domain/events/catalogue.js';
+import type { Events } from '../../domain/events/events.js';
+import type { CarrierPlaces } from '../../domain/inventory/carrier-places.js';
+import type { Inventory } from '../../domain/inventory/inventory.js';
+import type { OpenWork } from '../../domain/requests/open-work.js';
+import { CARRIER_JOBS, type JobRecord } from '../../domain/requests/records.js';
+import type { Requests } from '../../domain/requests/requests.js';
+import { CARRIER_PLACES, type Site, type SiteLevel } from '../../domain/site/load.js';
+import { botRecords, flag, systemFlags, type SystemFlag } from '../../domain/system/records.js';
+import type { StorageStatus } from '../../domain/system/control.js';
+import type { BotEvent, LineStatus } from '../../lines/events.js';
+import type { Store } from '../../store/store.js';
+import { LevelRunner } from './level/runner.js';
+import { takeSnapshot, type LineState } from './level/snapshot.js';
+import { BalconyLights, type SendCommand } from './lights.js';
+import type { LevelMotion } from './motion/motion.js';
+import { botsToCharge } from './policy/charging.js';
+import { controlStep } from './policy/control.js';
+import { decide } from './policy/dispatch.js';
+
+/** The radio lines as the brain uses them (BridgedRadio in the worker). */
+export interface BrainRadio {
+  send: SendCommand;
+  onBot(listener: (event: BotEvent) => void): () => void;
+}
+
+/** A level whose bots have all been silent this long (with the radio running) puts the storage in ERROR. */
+const SILENT_LEVEL_MS = 10_000;
+
+export interface BrainDeps {
+  store: Store;
+  site: Site;
+  requests: Requests;
+  inventory: Inventory;
+  events: Events;
+  work: OpenWork;
+  carriers: CarrierPlaces;
+  logger: Logger;
+  /** The motion of each level whose radio line runs; absent levels have no bots to dispatch. */
+  motion: ReadonlyMap<number, LevelMotion>;
+  chargeBelow: () => number;
+  now: () => number;
+  /** Milliseconds between dispatch passes when nothing else wakes the brain. */
+  periodMs?: number;
+  /** Hears every change of the storage status. */
+  onStatus?: (status: StorageStatus) => void;
+  /** The radio lines, when they run: bot events become events, balcony LEDs follow the work. */
+  radio?: BrainRadio;
+}
+
+interface Level {
+  site: SiteLevel;
+  motion: LevelMotion | undefined;
+  runner: LevelRunner | undefined;
+}
+
+export class Brain {
+  private status: StorageStatus = 'OFF';
+  private readonly levels = new Map<number, Level>();
+  private timer: NodeJS.Timeout | undefined;
+  private passing: Promise<void> | undefined;
+  private again = false;
+  private readonly stops: (() => void)[] = [];
+  private lights: BalconyLights | undefined;
+  private startedAt = 0;
+  /** What the lines said last, by level (none yet: unknown). */
+  private readonly lines = new Map<number, LineStatus>();
+  /** Bots of each level in the database as the motion was last told. */
+  private readonly onLevel = new Map<number, number>();
+  private readonly log: Logger;
+
+  constructor(private readonly deps: BrainDeps) {
+    this.log = deps.logger.child({ component: 'brain' });
+  }
+
+  /** Rebuilds from the store and starts dispatching. */
+  async start(): Promise<void> {
+    await this.setStatus('STARTING_UP', 'brain starting');
+    for (const level of this.deps.site.levels) {
+      const motion = this.deps.motion.get(level.id);
+      const entry: Level = { site: level, motion, runner: undefined };
+      if (motion) {
+        entry.runner = new LevelRunner({
+          level, requests: this.deps.requests, inventory: this.deps.inventory, carriers: this.deps.carriers, motion, logger: this.log, now: this.deps.now,
+          snapshot: () => this.snapshot(entry),
+        });
+      }
+      this.levels.set(level.id, entry);
+    }
+    for (const b of this.deps.store.collection(botRecords).scan()) if (b.level_id !== null) this.onLevel.set(b.id, b.level_id);
+    for (const m of this.deps.motion.values()) m.setPaused(this.paused());
+    this.stops.push(
+      this.deps.work.onChange(() => this.wake()),
+      this.deps.store.onCommit((notice) => {
+        if (notice['bots']) this.botsChanged();
+        if (notice['bots'] || notice['system_flags'] || notice['carriers']) this.wake();
+      }),
+    );
+    const radio = this.deps.radio;
+    if (radio) {
+      this.lights = new BalconyLights(this.deps.site, radio.send);
+      this.stops.push(radio.onBot((event) => this.onBot(event)));
+    }
+    this.startedAt = this.deps.now();
+    this.timer = setInterval(() => this.wake(), this.deps.periodMs ?? 250);
+    this.timer.unref();
+    await this.setStatus(this.paused() ? 'PAUSED' : 'RUNNING', 'brain started');
+    this.wake();
+  }
+
+  /** Stops dispatching; motion in flight is left to finish its current segment. */
+  async stop(): Promise<void> {
+    await this.setStatus('SHUTTING_DOWN', 'brain stopping');
+    clearInterval(this.timer);
+    this.timer = undefined;
+    for (const stop of this.stops.splice(0)) stop();
+    await this.passing;
+    for (const l of this.levels.values()) l.runner?.stop();
+    this.status = 'OFF';
+    this.deps.onStatus?.('OFF');
+  }
+
+  storageStatus(): StorageStatus {
+    return this.status;
+  }
+
+  paused(): boolean {
+    return flag(this.deps.store, 'paused');
+  }
+
+  /** Runs a dispatch pass soon; passes never overlap. */
+  wake(): void {
+    if (!this.timer) return;
+    if (this.passing) {
+      this.again = true;
+      return;
+    }
+    this.passing = this.pass()
+      .catch((err: unknown) => this.log.error({ err }, 'dispatch pass failed'))
+      .finally(() => {
+        this.passing = undefined;
+        if (this.again) {
+          this.again = false;
+          this.wake();
+        }
+      });
+  }
+
+  /** A level's radio line changed: after an outage its bots get a recovery request; the first news of a line looks for carriers left on the highway. */
+  lineChanged(status: LineStatus): void {
+    const before = this.lines.get(status.level_id);
+    this.lines.set(status.level_id, status);
+    if (!status.up) return this.wake();
+    if (before?.up === false) void this.recover(status.level_id, true);
+    else if (!before) void this.recover(status.level_id, false);
+    this.wake();
+  }
+
+  /** POST /system/charge_all_bots: the bots a RECHARGE request per bot would send (idle ones only unless `force`). */
+  chargeAllCandidates(force: boolean): number[] {
+    const out: number[] = [];
+    for (const [levelId, m] of this.deps.motion) {
+      for (const b of m.bots()) {
+        if (b.charging || !b.online) continue;
+        if (!force && !b.idle) continue;
+        if (this.deps.work.jobsOn(levelId).some((j) => j.bot_id === b.id)) continue;
+        out.push(b.id);
+      }
+    }
+    return out;
+  }
+
+  private snapshot(l: Level) {
+    return takeSnapshot({
+      level: l.site, work: this.deps.work, carriers: this.deps.carriers, findJob: (id) => this.deps.requests.findJob(id),
+      bots: () => l.motion?.bots() ?? null, line: () => this.lineState(l.site.id), paused: () => this.paused(),
+      chargeBelow: this.deps.chargeBelow, now: this.deps.now,
+    }, l.runner ?? { running: new Set(), unreachable: () => new Set() });
+  }
+
+  private lineState(levelId: number): LineState {
+    const s = this.lines.get(levelId);
+    return !s || s.up ? { up: true } : { up: false, reason: `${s.reason ?? 'no answer'} (device ${s.device})` };
+  }
+
+  private async pass(): Promise<void> {
+    await this.controlJobs();
+    for (const l of this.levels.values()) {
+      const s = this.snapshot(l);
+      const decisions = decide(s);
+      if (l.runner) await l.runner.apply(decisions);
+      else await this.explainOnly(decisions);
+    }
+    await this.chargeBots();
+    this.showLights();
+    if (this.status !== 'SHUTTING_DOWN' && this.status !== 'STARTING_UP') await this.setStatus(...this.derivedStatus());
+  }
+
+  /** A level without motion (its line off): its jobs only say why they wait. */
+  private async explainOnly(decisions: ReturnType<typeof decide>): Promise<void> {
+    const waits = decisions.filter((d) => d.kind === 'wait' || d.kind === 'await_person');
+    if (waits.length === 0) return;
+    await this.deps.requests.write(() => {
+      for (const d of waits) {
+        const current = this.deps.requests.findJob(d.job.id);
+        if (!current || current.status !== d.job.status) continue;
+        if (d.kind === 'wait') this.deps.requests.explain(current, d.wait);
+        else this.deps.requests.moveJob(current, 'EXECUTING', { balcony_id: d.balcony, wait: d.wait });
+      }
+    });
+  }
+
+  /** The storage status from the state of things (spec 3.3; docs/requests.md). */
+  private derivedStatus(): [StorageStatus, string] {
+    if (this.paused()) return ['PAUSED', 'paused: bots get no new commands'];
+    for (const r of this.deps.work.requests()) {
+      if (r.type === 'RFID_MAINTENANCE' && r.status === 'EXECUTING') return ['MAINTENANCE', `RFID maintenance ${r.id} runs on level ${r.level_id}`];
+    }
+    if (this.deps.radio && this.deps.now() - this.startedAt > SILENT_LEVEL_MS) {
+      for (const [levelId, m] of this.deps.motion) {
+        const bots = m.bots();
+        if (bots.length > 0 && !bots.some((b) => b.online)) return ['ERROR', `no bot of level ${levelId} answers on its radio line`];
+      }
+    }
+    return ['RUNNING', 'dispatching'];
+  }
+
+  /** Bot faults and link changes become events with the bot's id. */
+  private onBot(event: BotEvent): void {
+    const context = { bot_id: String(event.bot.id), level_id: event.bot.level_id };
+    const record = (kind: (typeof EVENT)[keyof typeof EVENT], text: string) =>
+      void this.deps.events.emit(kind, text, context).catch((err: unknown) => this.log.error({ err }, 'could not record a bot event'));
+    switch (event.kind) {
+      case 'fault':
+        if (event.fault.fault_state === 'RAISED' && (event.fault.severity === 'ERROR' || event.fault.severity === 'FATAL')) {
+          record(EVENT.botFault, `bot ${event.bot.id}: fault 0x${event.fault.code.toString(16).padStart(4, '0')} (${event.fault.severity}) at ${event.fault.x},${event.fault.y}`);
+        } else this.log.info({ bot_id: event.bot.id, fault: event.fault }, 'bot fault report');
+        break;
+      case 'offline':
+        record(EVENT.botOffline, `bot ${event.bot.id} lost on the radio line (${event.reason})`);
+        break;
+      case 'online':
+        record(EVENT.botOnline, `bot ${event.bot.id} answers on the radio line (${event.reason})`);
+        this.wake();
+        break;
+      case 'telemetry':
+        break;
+    }
+  }
+
+  /**
+   * The bot table changed (an offboarding trigger, an onboarding, DELETE /bot, from either
+   * thread): bots that left a level leave its motion, bots that joined one join it.
+   */
+  private botsChanged(): void {
+    const now = new Map<number, number>();
+    for (const b of this.deps.store.collection(botRecords).scan()) if (b.level_id !== null) now.set(b.id, b.level_id);
+    for (const [id, level] of this.onLevel) {
+      if (now.get(id) === level) continue;
+      this.deps.motion.get(level)?.removeBot(id);
+      this.log.info({ bot_id: id, level_id: level }, 'bot left the level: out of service');
+    }
+    for (const [id, level] of now) {
+      if (this.onLevel.get(id) === level) continue;
+      this.deps.motion.get(level)?.addBot(id);
+      this.log.info({ bot_id: id, level_id: level }, 'bot joined the level');
+    }
+    this.onLevel.clear();
+    for (const [id, level] of now) this.onLevel.set(id, level);
+  }
+
+  /**
+   * Idle bots under the battery threshold, and idle bots that may top up at a free charger, get
+   * a RECHARGE request of their own.
+   */
+  private async chargeBots(): Promise<void> {
+    const open = [...this.deps.work.requests()];
+    for (const m of this.deps.motion.values()) {
+      const chargers = this.deps.site.level(m.levelId)!.chargers;
+      for (const { bot, why } of botsToCharge(chargers, m.bots(), this.deps.work.jobsOn(m.levelId), open, this.deps.chargeBelow())) {
+        try {
+          const { request } = await this.deps.requests.create({ type: 'RECHARGE', bot_id: bot.id });
+          this.log.info({ bot_id: bot.id, battery: bot.battery, request_id: request.id },
+            why === 'low' ? 'battery low: sent to charge' : 'idle with a charger free: sent to top up its battery');
+        } catch (err) {
+          this.log.warn({ err, bot_id: bot.id }, 'a bot should charge, but no charging request could be made');
+        }
+      }
+    }
+  }
+
+  /** Balcony LEDs follow the person jobs that wait at each port. */
+  private showLights(): void {
+    if (!this.lights) return;
+    const waiting: { job: JobRecord; x: number; y: number }[] = [];
+    for (const level of this.deps.site.levels) {
+      for (const job of this.deps.work.jobsOn(level.id)) {
+        if (job.status !== 'EXECUTING' || job.wait?.waiting_for !== 'trigger' || !job.carrier_id) continue;
+        const c = this.deps.carriers.of(job.carrier_id);
+        if (c) waiting.push({ job, x: c.x, y: c.y });
+      }
+    }
+    this.lights.update(waiting);
+  }
+
+  /** The brain's own jobs: done at once, or when what they wait for has come. */
+  private async controlJobs(): Promise<void> {
+    for (const level of [0, ...this.deps.site.levels.map((l) => l.id)]) {
+      for (const job of this.deps.work.jobsOn(level)) {
+        if (job.status !== 'ACCEPTED') continue;
+        const step = controlStep(job, {
+          now: this.deps.now(), bots: job.level_id === null ? [] : this.deps.motion.get(job.level_id)?.bots() ?? [],
+          botsOnLevel: [...this.onLevel].filter(([, l]) => l === job.level_id).map(([id]) => id),
+        });
+        if (step.kind === 'not_mine') continue;
+        if (step.kind === 'wait') await this.deps.requests.write(() => this.deps.requests.explain(job, step.wait));
+        else await this.control(job, step.note);
+      }
+    }
+  }
+
+  private async control(job: JobRecord, note: string | undefined): Promise<void> {
+    const now = this.deps.now();
+    const motion = job.level_id === null ? undefined : this.deps.motion.get(job.level_id);
+    await this.deps.requests.write(() => {
+      const current = this.deps.requests.findJob(job.id);
+      if (!current || current.status !== 'ACCEPTED') return;
+      const running = this.deps.requests.moveJob(current, 'EXECUTING', { wait: null });
+      switch (job.type) {
+        case 'PAUSE':
+        case 'RESUME':
+          this.setFlag('paused', job.type === 'PAUSE', now);
+          break;
+        case 'CHANGE_RFID_WRITING_MODE':
+          this.setFlag('rfid_writing_mode', job.progress.kind === 'writing_mode' && job.progress.writing_mode, now);
+          break;
+        case 'ONBOARDING_BD':
+          this.deps.store.collection(botRecords).put({ id: job.bot_id!, level_id: job.level_id, updated_at: now });
+          this.deps.events.record(EVENT.botOnboarded, `bot ${job.bot_id} onboarded on level ${job.level_id}`, { bot_id: String(job.bot_id), level_id: job.level_id, request_id: job.request_id });
+          break;
+      }
+      this.deps.requests.moveJob(running, 'SUCCEEDED', note ? { ended_because: note } : {}, note);
+      this.deps.requests.settle(job.request_id);
+    });
+    switch (job.type) {
+      case 'PAUSE':
+      case 'RESUME': {
+        const paused = job.type === 'PAUSE';
+        for (const m of this.deps.motion.values()) m.setPaused(paused);
+        await this.setStatus(paused ? 'PAUSED' : 'RUNNING', paused ? 'paused: bots get no new commands' : 'resumed');
+        break;
+      }
+      case 'OFFBOARDING_BC':
+        motion?.park(job.bot_id!);
+        break;
+      case 'CONNECT_TO_BOTS':
+      case 'REFRESH_LEVEL':
+        motion?.refresh();
+        break;
+      case 'UNCHARGE_ALL':
+        for (const m of this.deps.motion.values()) for (const b of m.bots()) if (b.charging) await m.stopCharging(b.id);
+        break;
+    }
+  }
+
+  /**
+   * A request of the brain's own for a level whose line is back: reconnect, refresh, and take
+   * home the carriers the store places on the highway with no work. Without an outage (the first
+   * news of a line) only when such carriers exist.
+   */
+  private async recover(levelId: number, outage: boolean): Promise<void> {
+    const level = this.deps.site.level(levelId);
+    if (!level) return;
+    for (const r of this.deps.work.requests()) if (r.type === 'RESUME' && r.level_id === levelId) return;
+    const held = new Set<string>();
+    for (const j of this.deps.work.allJobs()) if (j.carrier_id && CARRIER_JOBS.has(j.type)) held.add(j.carrier_id);
+    const stranded: string[] = [];
+    for (const c of this.deps.carriers.all()) {
+      if (c.level_id === levelId && !CARRIER_PLACES.has(level.kindAt(c.x, c.y)) && !held.has(c.id)) stranded.push(c.id);
+    }
+    if (!outage && stranded.length === 0) return;
+    try {
+      const { request } = await this.deps.requests.create({ type: 'LINE_RECOVERY', level_id: levelId, carriers_on_highway: stranded });
+      this.log.info({ level_id: levelId, request_id: request.id, carriers_on_highway: stranded }, outage ? 'radio line back: reconnecting the level' : 'carriers on the highway with no work: clearing it');
+    } catch (err) {
+      this.log.error({ err, level_id: levelId }, 'could not make the line recovery request');
+    }
+  }
+
+  private setFlag(key: SystemFlag['key'], value: boolean, now: number): void {
+    this.deps.store.collection(systemFlags).put({ key, value, updated_at: now });
+  }
+
+  private async setStatus(status: StorageStatus, why: string): Promise<void> {
+    if (this.status === status) return;
+    const before = this.status;
+    this.status = status;
+    this.deps.onStatus?.(status);
+    this.log.info({ storage_status: status, before }, why);
+    await this.deps.events.emit(EVENT.storageStatus, `storage status ${before} -> ${status}: ${why}`).catch((err: unknown) => this.log.error({ err }, 'could not record the storage status'));
+  }
+}

@@ -1,0 +1,216 @@
+/**
+ * Dispatch of one level as a pure function: from a snapshot to the decisions of one pass.
+ * Ready jobs (ACCEPTED) are taken in order of priority (above 10 first, spec 3.4), then the
+ * request's arrival, then the job's own order; a person's job waits at its balcony for the
+ * trigger; a bot job gets a free target (a balcony position, a storage space, a buffer, a
+ * charger) and a bot, or the reason it waits. Started jobs that nobody drives (after a brain
+ * restart) are handed to the runner again. docs/requests.md, "The brain".
+ */
+import { BOT_JOBS, CARRIER_JOBS, PERSON_JOBS, type JobRecord, type JobWait } from '../../../domain/requests/records.js';
+import type { Cell } from '../../../domain/site/load.js';
+import type { LevelSnapshot } from '../level/snapshot.js';
+import type { MotionBot } from '../motion/motion.js';
+import { botFor, carrierBot, heldOnItsCell, onBoard, reservedBots } from './bots.js';
+import {
+  balconyAt, carriersComingInFront, carriersInFront, dist, freeBuffer, freeCharger, freeFor, freePort, freeSpace, key, laneWork, mayQueue, queuedFor, started,
+} from './places.js';
+
+export type Decision =
+  /** The job cannot start: say why (written only when the reason changed). */
+  | { kind: 'wait'; job: JobRecord; wait: JobWait }
+  /** A person's job starts waiting for its trigger at this balcony. */
+  | { kind: 'await_person'; job: JobRecord; balcony: number | null; wait: JobWait }
+  /** A bot job starts: this bot, to this target (null: a balcony position found once the carrier is lifted). */
+  | { kind: 'start'; job: JobRecord; bot: number; target: Cell | null; balcony: number | null; phase: 'to_carrier' | 'to_target' }
+  /** An idle bot stands where the job must go: a MOVING_BOT takes it to `to`. */
+  | { kind: 'move_aside'; job: JobRecord; bot: number; to: Cell; wait: JobWait }
+  /** A started job nobody drives (the brain restarted): the runner takes it up again. */
+  | { kind: 'drive'; job: JobRecord }
+  /** A cancelled job whose bot has not lifted anything yet: its bot stops, nothing more moves. */
+  | { kind: 'abandon'; job: JobRecord };
+
+/**
+ * Carriers leaving a balcony first (they free a position for the next), then priority (higher
+ * first), then the request's arrival, then the job's own order.
+ */
+export function dispatchOrder(s: LevelSnapshot, list: readonly JobRecord[]): JobRecord[] {
+  const leaving = (j: JobRecord) => {
+    if (j.type !== 'STORING' || !j.carrier_id) return 1;
+    const c = s.carrier(j.carrier_id);
+    return c && c.level_id === s.level.id && balconyAt(s, c) !== undefined ? 0 : 1;
+  };
+  return [...list].sort((a, b) => {
+    const oa = s.order(a.request_id);
+    const ob = s.order(b.request_id);
+    return leaving(a) - leaving(b) || ob.priority - oa.priority || oa.counter - ob.counter || a.seq - b.seq;
+  });
+}
+
+/** Everything one pass of the level decides. */
+export function decide(s: LevelSnapshot): Decision[] {
+  const out: Decision[] = [];
+  const taken = new Set<number>();
+  for (const j of s.jobs) if (started(j) && j.bot_id !== null && BOT_JOBS.has(j.type)) taken.add(j.bot_id);
+  for (const job of s.jobs) {
+    if (job.status === 'CANCELLING' && s.running.has(job.id) && beforeLift(job)) out.push({ kind: 'abandon', job });
+    if (!started(job) || !BOT_JOBS.has(job.type) || s.running.has(job.id) || job.bot_id === null) continue;
+    const bot = s.bots?.find((b) => b.id === job.bot_id);
+    // After a restart, wait until the bot has reported to this brain's planner.
+    if (bot?.online) out.push({ kind: 'drive', job });
+    else out.push({ kind: 'wait', job, wait: lineWait(s) ?? { waiting_for: 'bot', reason: `bot ${job.bot_id} has not reported since the brain started` } });
+  }
+  const pass: Pass = { claimedCells: new Set(), claimedCarriers: new Set(), taken, reserved: reservedBots(s), work: laneWork(s) };
+  for (const job of dispatchOrder(s, s.jobs.filter((j) => j.status === 'ACCEPTED'))) {
+    if (job.retry_at !== null && job.retry_at > s.now) continue; // its wait says when
+    if (PERSON_JOBS.has(job.type)) out.push(atBalcony(s, job));
+    else if (BOT_JOBS.has(job.type)) out.push(startBotJob(s, job, pass));
+  }
+  return out;
+}
+
+/** A bot job on its way that has not lifted a carrier: stopping it leaves everything where it was. */
+function beforeLift(job: JobRecord): boolean {
+  return (job.progress.kind === 'carrier' && job.progress.phase === 'to_carrier') || (job.progress.kind === 'bot' && job.progress.phase === 'to_target');
+}
+
+/** What the decisions of one pass have taken so far. */
+interface Pass {
+  claimedCells: Set<string>;
+  claimedCarriers: Set<string>;
+  taken: Set<number>;
+  reserved: ReadonlySet<number>;
+  work: ReturnType<typeof laneWork>;
+}
+
+function lineWait(s: LevelSnapshot): JobWait | undefined {
+  return s.line.up ? undefined : { waiting_for: 'line', reason: `the radio line of level ${s.level.id} is down: ${s.line.reason}` };
+}
+
+/** A person's job waits for its trigger at the balcony where its carrier (or its bot) stands. */
+function atBalcony(s: LevelSnapshot, job: JobRecord): Decision {
+  const balcony = job.balcony_id ?? carrierBalcony(s, job) ?? botBalcony(s, job) ?? lastBalcony(s, job) ?? job.balcony_ids[0] ?? null;
+  return { kind: 'await_person', job, balcony, wait: { waiting_for: 'trigger', reason: `waiting for a person at balcony ${balcony ?? '(any)'}: POST /api/v2/trigger/${job.id}` } };
+}
+
+function carrierBalcony(s: LevelSnapshot, job: JobRecord): number | undefined {
+  const c = job.carrier_id ? s.carrier(job.carrier_id) : undefined;
+  return c && c.level_id === s.level.id ? balconyAt(s, c) : undefined;
+}
+
+function botBalcony(s: LevelSnapshot, job: JobRecord): number | undefined {
+  const b = job.bot_id === null ? undefined : s.bots?.find((m) => m.id === job.bot_id);
+  return b ? balconyAt(s, b) : undefined;
+}
+
+/** PACKING: the balcony of its request's last worked job. */
+function lastBalcony(s: LevelSnapshot, job: JobRecord): number | undefined {
+  return job.parent_job_ids.map((id) => s.job(id)?.balcony_id).filter((b): b is number => b !== null && b !== undefined).at(-1);
+}
+
+/** Whether another started job moves this carrier now. */
+function carrierInMotion(s: LevelSnapshot, carrierId: string, self: string): boolean {
+  return s.jobs.some((j) => j.id !== self && j.carrier_id === carrierId && CARRIER_JOBS.has(j.type) && started(j));
+}
+
+function startBotJob(s: LevelSnapshot, job: JobRecord, pass: Pass): Decision {
+  const wait = (w: JobWait): Decision => ({ kind: 'wait', job, wait: w });
+  if (s.paused) return wait({ waiting_for: 'system_paused', reason: 'the system is paused (POST a RESUME request)' });
+  if (!s.bots) return wait({ waiting_for: 'bot', reason: 'no bots: the radio lines of this level are not running' });
+  const down = lineWait(s);
+  if (down) return wait(down);
+  let carrier: { id: string; at: Cell } | undefined;
+  if (job.carrier_id && CARRIER_JOBS.has(job.type)) {
+    const c = s.carrier(job.carrier_id);
+    if (!c) return wait({ waiting_for: 'parents', reason: `carrier ${job.carrier_id} is not placed yet` });
+    if (pass.claimedCarriers.has(c.id) || carrierInMotion(s, c.id, job.id)) return wait({ waiting_for: 'bot_motion', reason: `carrier ${c.id} is being moved by another job` });
+    // Set aside from in front of another, it was taken to a balcony meanwhile (another request
+    // wanted it): people work on it there; it is set aside once it is back in storage.
+    if (job.type === 'BUFFERING' && s.level.kindAt(c.x, c.y) === 'port') return wait({ waiting_for: 'carriers_in_front', reason: `carrier ${c.id} is at a balcony for another request` });
+    const blocked = carriersInFront(s, c);
+    if (job.type === 'RETRIEVING' && blocked.length > 0) return wait({ waiting_for: 'carriers_in_front', reason: `carriers in front in its lane: ${blocked.join(', ')}` });
+    // Fetching it now would shut the bot in once that carrier is down.
+    const inbound = carriersComingInFront(s, c.id, c)[0];
+    if (inbound) return wait({ waiting_for: 'carriers_in_front', reason: `carrier ${inbound} is being set down in front of it in its lane` });
+    carrier = { id: c.id, at: c };
+  }
+  const free = freeFor(s, job.id, pass.claimedCells);
+  const target = targetOf(s, job, carrier, free, pass);
+  if ('wait' in target) return wait(target.wait);
+  const held = carrier !== undefined && (onBoard(s, carrier.at) || heldOnItsCell(s, carrier.at));
+  const found = held ? carrierBot(s, carrier!.id, carrier!.at, pass.taken) : botFor(s, job, carrier?.at ?? null, pass.taken, pass.reserved);
+  if ('wait' in found) return wait(found.wait);
+  const bot = found.bot;
+  // A bot stopped on the carrier's cell keeps any other out (the planner refuses a goal on a
+  // cell it holds): an idle one is moved aside, and the job waits for it rather than start and
+  // fail at once.
+  const blocker = carrier && !held ? s.bots.find((b) => b.id !== bot.id && b.x === carrier!.at.x && b.y === carrier!.at.y) : undefined;
+  if (blocker) {
+    const reason = `bot ${blocker.id} stands on the cell of carrier ${carrier!.id}`;
+    const aside = asideFor(s, blocker, pass);
+    if (!aside) return wait({ waiting_for: 'bot', reason });
+    pass.taken.add(blocker.id);
+    pass.claimedCells.add(key(aside));
+    return { kind: 'move_aside', job, bot: blocker.id, to: aside, wait: { waiting_for: 'bot', reason: `${reason}: it is moved aside to ${aside.x},${aside.y}` } };
+  }
+  if (target.cell) pass.claimedCells.add(key(target.cell));
+  if (carrier) pass.claimedCarriers.add(carrier.id);
+  pass.taken.add(bot.id);
+  return { kind: 'start', job, bot: bot.id, target: target.cell, balcony: target.balcony ?? job.balcony_id, phase: carrier ? 'to_carrier' : 'to_target' };
+}
+
+/**
+ * Where an idle bot in the way goes: the nearest free highway cell no job goes to. None for a
+ * bot that cannot move now (busy, holding a carrier, charging, faulted, lost) or that is moved
+ * aside already.
+ */
+function asideFor(s: LevelSnapshot, bot: MotionBot, pass: Pass): Cell | undefined {
+  if (!bot.online || !bot.idle || bot.faulted || bot.lifted || bot.charging || pass.taken.has(bot.id)) return undefined;
+  if (s.jobs.some((j) => j.type === 'MOVING_BOT' && j.bot_id === bot.id)) return undefined;
+  const occupied = new Set((s.bots ?? []).map((b) => key(b)));
+  let best: Cell | undefined;
+  for (const c of s.level.highway) {
+    if (occupied.has(key(c)) || pass.claimedCells.has(key(c))) continue;
+    if (!best || dist(c, bot) < dist(best, bot)) best = c;
+  }
+  return best;
+}
+
+type Target = { cell: Cell | null; balcony?: number } | { wait: JobWait };
+
+/** Where a job takes its carrier or bot (null: a balcony position, found once the carrier is lifted), or why there is no such place now. */
+function targetOf(s: LevelSnapshot, job: JobRecord, carrier: { id: string; at: Cell } | undefined, free: (c: Cell) => boolean, pass: Pass): Target {
+  switch (job.type) {
+    case 'RETRIEVING':
+    case 'OFFBOARDING': {
+      // Carriers already fetched and waiting (beside the balcony, mostly) take free
+      // positions first: a new retrieval's carrier is a whole trip away.
+      const from = carrier?.at ?? s.bots?.find((b) => b.id === job.bot_id);
+      const port = job.type === 'RETRIEVING' && queuedFor(s, job) ? undefined : freePort(s, job, free, from);
+      if (port) return port;
+      if (job.type === 'RETRIEVING' && mayQueue(s, job)) return { cell: null };
+      return { wait: { waiting_for: 'balcony', reason: `no free position at balcony ${job.balcony_ids.join(', ')}` } };
+    }
+    case 'STORING':
+    case 'CLEAR_AUTOBAHN': {
+      // Home to a space; after a failed try, or with every space out of reach, a buffer will do.
+      const space = freeSpace(s, carrier?.id ?? null, carrier?.at, free, pass.work)
+        ?? (job.attempt > 1 || job.type === 'CLEAR_AUTOBAHN' ? freeBuffer(s, carrier?.id ?? null, carrier?.at, free) : undefined);
+      return space ? { cell: space } : { wait: { waiting_for: 'storage_space', reason: 'no free storage space on the level its bot can reach' } };
+    }
+    case 'BUFFERING': {
+      const buffer = freeBuffer(s, carrier?.id ?? null, undefined, free);
+      return buffer ? { cell: buffer } : { wait: { waiting_for: 'storage_space', reason: 'no free buffer space on the level' } };
+    }
+    case 'CHARGING': {
+      // A charging job ends once the bot charges; the bot stays there until its charge is
+      // done, or until a bot under the threshold needs the charger and it may leave it.
+      const charger = freeCharger(s, s.bots?.find((b) => b.id === job.bot_id), free);
+      return charger ? { cell: charger } : { wait: { waiting_for: 'bot', reason: 'every charger is taken' } };
+    }
+    default: {
+      if (job.target) return { cell: job.target };
+      const bot = s.bots?.find((b) => b.id === job.bot_id);
+      return bot ? { cell: { x: bot.x, y: bot.y } } : { wait: { waiting_for: 'bot', reason: `bot ${job.bot_id} is not on the level` } };
+    }
+  }
+}

@@ -1,0 +1,246 @@
+/**
+ * Where work goes on a level, as pure functions of a snapshot: free balcony positions, storage
+ * spaces, buffers and chargers; which cells other jobs have taken; which carriers stand (or are
+ * being set down) in front of another in its lane. docs/requests.md, "The brain".
+ */
+import { CARRIER_JOBS, type JobRecord } from '../../../domain/requests/records.js';
+import type { Cell } from '../../../domain/site/load.js';
+import type { LevelSnapshot } from '../level/snapshot.js';
+import type { MotionBot } from '../motion/motion.js';
+import { chargingOn, mayLeaveCharger } from './charging.js';
+
+/**
+ * Retrievals a balcony may have on their way beyond its free positions: their bots fetch the
+ * carrier and wait with it until a position frees, so the next carrier is near when the
+ * person is done (a position reserved for the whole trip leaves people waiting). Two left the
+ * large bench site's far balconies waiting for carriers on their way (213 against 234 carriers
+ * per balcony-hour with four; the demo 251 against 271); eight filled its one highway row with
+ * loaded bots (196): docs/benchmarks-site.md, round 5.
+ */
+export const QUEUE_PER_BALCONY = 4;
+/** Cells of travel a carrier going home may add to avoid a space in front of another carrier. */
+const SHUT_IN_COST = 8;
+
+export const key = (c: Cell): string => `${c.x}:${c.y}`;
+
+export function dist(a: Cell, b: Cell): number {
+  return Math.abs(a.x - b.x) + Math.abs(a.y - b.y);
+}
+
+/** Whether a job has a bot under way (or a person working) now. */
+export function started(j: JobRecord): boolean {
+  return j.status === 'EXECUTING' || j.status === 'CANCELLING';
+}
+
+/** A retrieval whose bot holds its carrier and waits for a balcony position. */
+export function waitsForPort(j: JobRecord): boolean {
+  return j.type === 'RETRIEVING' && j.status === 'EXECUTING' && j.target === null && j.progress.kind === 'carrier' && j.progress.phase === 'carrying';
+}
+
+/** Where a retrieval waits with its carrier for a balcony position, if it does. */
+export function stagedAt(j: JobRecord): Cell | undefined {
+  return j.target === null && j.progress.kind === 'carrier' ? (j.progress.staged_at ?? undefined) : undefined;
+}
+
+/** The carriers standing between a carrier and the highway in its lane, nearest the highway first. */
+export function carriersInFront(s: LevelSnapshot, carrier: Cell): string[] {
+  const space = s.level.spaceAt(carrier.x, carrier.y);
+  if (!space) return [];
+  const out: string[] = [];
+  for (const sp of s.level.lanes[space.lane]!.spaces) {
+    if (sp.depth >= space.depth) break;
+    const id = s.carrierAt(sp);
+    if (id) out.push(id);
+  }
+  return out;
+}
+
+/**
+ * Carriers that running jobs are setting down on spaces in front of `carrier` in its lane: a
+ * carrier is booked to its space only as it is lifted, and until it is down there, fetching
+ * the deeper one would shut its bot in (loaded bots pass under no carrier).
+ */
+export function carriersComingInFront(s: LevelSnapshot, carrierId: string, at: Cell): string[] {
+  const space = s.level.spaceAt(at.x, at.y);
+  if (!space) return [];
+  const out: string[] = [];
+  for (const j of s.jobs) {
+    if (!j.target || !j.carrier_id || j.carrier_id === carrierId || !started(j)) continue;
+    const there = s.level.spaceAt(j.target.x, j.target.y);
+    if (there && there.lane === space.lane && there.depth < space.depth) out.push(j.carrier_id);
+  }
+  return out;
+}
+
+/**
+ * Whether a cell is free for job `self`: no carrier stands there, no bot that cannot be pushed
+ * aside (stuck, parked, lost) stands there, no other running job goes there or waits there for a
+ * balcony position, and this pass has not given it to another job.
+ */
+export function freeFor(s: LevelSnapshot, self: string, claimed: ReadonlySet<string> = new Set()): (c: Cell) => boolean {
+  const targeted = new Set<string>();
+  for (const b of s.bots ?? []) if (b.stuck || !b.online) targeted.add(key(b));
+  for (const j of s.jobs) {
+    if (j.id === self || !started(j)) continue;
+    const at = j.target ?? stagedAt(j);
+    if (at) targeted.add(key(at));
+  }
+  return (c) => !claimed.has(key(c)) && !targeted.has(key(c)) && s.carrierAt(c) === undefined;
+}
+
+/**
+ * The free position at one of the job's balconies nearest `from` (the carrier, or the bot
+ * holding it): with the first free one instead, the balconies first in the site's order took
+ * most carriers and the far ones stood idle.
+ */
+export function freePort(s: LevelSnapshot, job: JobRecord, free: (c: Cell) => boolean, from: Cell | undefined): { cell: Cell; balcony: number } | undefined {
+  let best: { cell: Cell; balcony: number } | undefined;
+  for (const b of s.level.balconies) {
+    if (!job.balcony_ids.includes(b.id)) continue;
+    for (const port of b.ports) {
+      if (!free(port)) continue;
+      if (!best || (from && dist(port, from) < dist(best.cell, from))) best = { cell: port, balcony: b.id };
+    }
+  }
+  return best;
+}
+
+/** The balcony one of whose positions a cell is, if any. */
+export function balconyAt(s: LevelSnapshot, c: Cell): number | undefined {
+  return s.level.balconies.find((b) => b.ports.some((p) => p.x === c.x && p.y === c.y))?.id;
+}
+
+/** Whether a retrieval that may go to one of the job's balconies holds its carrier and waits for a position. */
+export function queuedFor(s: LevelSnapshot, job: JobRecord): boolean {
+  return s.jobs.some((j) => waitsForPort(j) && j.balcony_ids.some((b) => job.balcony_ids.includes(b)));
+}
+
+/**
+ * Whether a retrieval may start without a position: fewer than QUEUE_PER_BALCONY per balcony
+ * of this level it may go to are queued for them, and queues leave a bot per balcony of the
+ * level for the carriers going home (a bot holding a carrier cannot store another).
+ */
+export function mayQueue(s: LevelSnapshot, job: JobRecord): boolean {
+  const here = s.level.balconies.filter((b) => job.balcony_ids.includes(b.id)).map((b) => b.id);
+  let queued = 0;
+  let holding = 0;
+  for (const j of s.jobs) {
+    if (j.type !== 'RETRIEVING' || j.status !== 'EXECUTING' || j.target !== null) continue;
+    holding++;
+    if (j.balcony_ids.some((b) => here.includes(b))) queued++;
+  }
+  const bots = (s.bots ?? []).filter((b) => b.online && !b.faulted).length;
+  return queued < QUEUE_PER_BALCONY * here.length && holding < bots - s.level.balconies.length;
+}
+
+/**
+ * Cells with work: `running`, the carriers that running carrier jobs move and where running
+ * jobs go; `pending`, the carriers of carrier jobs not started yet.
+ */
+export function laneWork(s: LevelSnapshot): { running: Set<string>; pending: Set<string> } {
+  const running = new Set<string>();
+  const pending = new Set<string>();
+  for (const j of s.jobs) {
+    const on = started(j);
+    if (on && j.target) running.add(key(j.target));
+    if (!j.carrier_id || !CARRIER_JOBS.has(j.type)) continue;
+    const c = s.carrier(j.carrier_id);
+    if (c && c.level_id === s.level.id) (on ? running : pending).add(key(c));
+  }
+  return { running, pending };
+}
+
+/**
+ * The deepest free space of a lane whose spaces in front are free too, nearest the carrier
+ * first, counting SHUT_IN_COST cells more per carrier it would stand in front of. A lane with
+ * work under way in it is left alone (a carrier being fetched from it, or one on its way into
+ * it): a carrier set down in front of a bot that lifts another, or goes deeper, would shut it
+ * in. Lanes a waiting job will still take a carrier out of come last: a carrier stored in
+ * front of it would leave that retrieval waiting for a carrier no job moves. Spaces this
+ * carrier's bot could not reach since the level last changed are never chosen again.
+ */
+export function freeSpace(s: LevelSnapshot, carrierId: string | null, from: Cell | undefined, free: (c: Cell) => boolean, work = laneWork(s)): Cell | undefined {
+  const out = carrierId ? s.unreachable(carrierId) : new Set<string>();
+  const ok = (c: Cell) => free(c) && !out.has(key(c));
+  const { running, pending } = work;
+  return spaceIn(s, from, ok, (cell) => running.has(cell) || pending.has(cell)) ?? spaceIn(s, from, ok, (cell) => running.has(cell));
+}
+
+function spaceIn(s: LevelSnapshot, from: Cell | undefined, free: (c: Cell) => boolean, busy: (cell: string) => boolean): Cell | undefined {
+  let best: { cell: Cell; cost: number } | undefined;
+  for (const lane of s.level.lanes) {
+    if (lane.spaces.some((sp) => busy(key(sp)))) continue;
+    let depth = 0;
+    while (depth < lane.spaces.length && free(lane.spaces[depth]!)) depth++;
+    if (depth === 0) continue;
+    const pick = lane.spaces[depth - 1]!;
+    // Each carrier it shuts in costs a buffering (two trips) should that one be wanted.
+    let shutIn = 0;
+    for (let d = depth; d < lane.spaces.length; d++) if (s.carrierAt(lane.spaces[d]!) !== undefined) shutIn++;
+    const cost = (from ? dist(pick, from) : 0) + SHUT_IN_COST * shutIn;
+    if (!best || cost < best.cost) best = { cell: pick, cost };
+  }
+  return best?.cell;
+}
+
+/** A free buffer the carrier's bot can reach, nearest `from`. */
+export function freeBuffer(s: LevelSnapshot, carrierId: string | null, from: Cell | undefined, free: (c: Cell) => boolean): Cell | undefined {
+  const out = carrierId ? s.unreachable(carrierId) : new Set<string>();
+  let best: Cell | undefined;
+  for (const c of s.level.buffers) {
+    if (!free(c) || out.has(key(c))) continue;
+    if (!best || (from && dist(c, from) < dist(best, from))) best = c;
+  }
+  return best;
+}
+
+/**
+ * A charger for a bot: a free one no bot charges on; failing that, for a bot under the
+ * threshold, one whose charging bot has battery enough to leave it.
+ */
+export function freeCharger(s: LevelSnapshot, bot: MotionBot | undefined, free: (c: Cell) => boolean): Cell | undefined {
+  const bots = s.bots ?? [];
+  return s.level.chargers.find((c) => free(c) && !chargingOn(bots, c))
+    ?? (bot && bot.battery < s.chargeBelow ? s.level.chargers.find((c) => {
+      const on = chargingOn(bots, c);
+      return free(c) && on !== undefined && mayLeaveCharger(on, s.chargeBelow);
+    }) : undefined);
+}
+
+/**
+ * A buffer beside one of the job's balconies where its bot can wait with the carrier for a
+ * position, a few moves from it rather than back in the lanes, the nearest to the bot (a far
+ * one sends loaded bots along the highway past the others); none while a carrier waits to be
+ * set aside in a buffer (the buffers are for those first).
+ */
+export function stagePlace(s: LevelSnapshot, job: JobRecord, from: Cell): Cell | undefined {
+  if (s.jobs.some((j) => j.type === 'BUFFERING' && j.status === 'ACCEPTED')) return undefined;
+  const ports = s.level.balconies.filter((b) => job.balcony_ids.includes(b.id)).flatMap((b) => b.ports);
+  const free = freeFor(s, job.id);
+  let best: Cell | undefined;
+  for (const c of s.level.buffers) {
+    if (!ports.some((p) => dist(p, c) <= 2) || !free(c)) continue;
+    if (!best || dist(c, from) < dist(best, from)) best = c;
+  }
+  return best;
+}
+
+/**
+ * Which of the bots holding carriers for a balcony takes its free position `port`: of the
+ * highest priority waiting, the nearest (mostly one waiting beside the balcony), then the
+ * oldest request.
+ */
+export function nextForPort(s: LevelSnapshot, port: { cell: Cell; balcony: number }, order: (jobs: JobRecord[]) => JobRecord[]): string | undefined {
+  const waiting = order(s.jobs.filter((j) => waitsForPort(j) && j.balcony_ids.includes(port.balcony)));
+  if (waiting.length === 0) return undefined;
+  const top = s.order(waiting[0]!.request_id).priority;
+  const bots = s.bots ?? [];
+  let best: { id: string; d: number } | undefined;
+  for (const j of waiting) {
+    if (s.order(j.request_id).priority !== top) break;
+    const bot = bots.find((b) => b.id === j.bot_id);
+    const d = bot ? dist(bot, port.cell) : Infinity;
+    if (!best || d < best.d) best = { id: j.id, d };
+  }
+  return best?.id;
+}

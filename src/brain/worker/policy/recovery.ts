@@ -1,0 +1,42 @@
+/**
+ * What happens to a bot job whose try failed, as a pure function: tried again after a backoff
+ * (by a copy that takes its place, spec 3.1 "ABORTED: the system tries to recover"), handed to
+ * a person after a few failed tries (ERROR, with an event), given up, or left for the next
+ * brain when this one stops. Never an abort-and-copy loop: every try that was the job's own
+ * failure counts, and the count is bounded.
+ */
+import type { JobRecord } from '../../../domain/requests/records.js';
+import type { FailureCause } from '../motion/motion.js';
+
+/** Tries a job gets before it waits for a person. */
+export const MAX_ATTEMPTS = 3;
+/** Wait before the second try; each later one waits four times longer. */
+const FIRST_BACKOFF_MS = 1000;
+
+/** Why a try failed (motion.ts says what each cause means); `lost` is not the job's fault. */
+export interface Failure {
+  cause: FailureCause;
+  reason: string;
+}
+
+export type Recovery =
+  /** Abort and put a copy in its place, dispatched from `at`; `counts`: one attempt more. */
+  | { kind: 'retry'; at: number; counts: boolean }
+  /** ERROR: a person fixes the cause and triggers it, or gives it up. */
+  | { kind: 'person' }
+  /** ABORTED for good. */
+  | { kind: 'give_up' }
+  /** Nothing is written: the next brain takes the job up from the store. */
+  | { kind: 'leave' };
+
+/** What to do with `job` after `failure` at `now`. */
+export function recover(job: JobRecord, failure: Failure, now: number): Recovery {
+  if (failure.cause === 'stopping') return { kind: 'leave' };
+  // Another try would find nothing there again: a person must find the carrier.
+  if (failure.cause === 'no_carrier' || failure.cause === 'cancelled') return { kind: 'give_up' };
+  // A cancelled job's carrier is taken home by its STORING, wherever the bot stopped.
+  if (job.status === 'CANCELLING') return { kind: 'give_up' };
+  if (failure.cause === 'lost') return { kind: 'retry', at: now, counts: false };
+  if (job.attempt >= MAX_ATTEMPTS) return { kind: 'person' };
+  return { kind: 'retry', at: now + FIRST_BACKOFF_MS * 4 ** (job.attempt - 1), counts: true };
+}

@@ -1,0 +1,44 @@
+/**
+ * What the site's radio lines tell (main thread) and what the brain's worker hears of them
+ * through messages: bot states and events, line states, command outcomes. Types only, so either
+ * thread may import them.
+ */
+import type { Fault, Result, Telemetry } from '../link/protocol/messages.js';
+
+/** What `GET /bots` shows of a bot (spec 2.8), plus where it is and whether it answers. */
+export interface BotState {
+  id: number;
+  level_id: number;
+  battery_level: number;
+  is_charging: boolean;
+  /** The bot holds a carrier (the carrier's id is the inventory's business). */
+  carrier_held: boolean;
+  online: boolean;
+  x: number;
+  y: number;
+  heading: string;
+  faults: number;
+  updated_at: number | null;
+}
+
+/** What the brain hears of its bots. */
+export type BotEvent =
+  | { kind: 'telemetry'; bot: BotState; telemetry: Telemetry }
+  | { kind: 'fault'; bot: BotState; fault: Fault }
+  | { kind: 'online' | 'offline'; bot: BotState; reason: string };
+
+/** How a command ended: acknowledged with a result, or not delivered. */
+export type CommandOutcome = { delivered: true; result: Result; detail: number } | { delivered: false; reason: string };
+
+/**
+ * A level's radio line: `up` while its device is open and a node answers (or the level has no
+ * bots); otherwise `reason` says what is wrong, in words a technician can act on.
+ */
+export interface LineStatus {
+  level_id: number;
+  device: string;
+  up: boolean;
+  reason: string | null;
+  /** When it last changed (epoch ms). */
+  since: number;
+}

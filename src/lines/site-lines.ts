@@ -1,0 +1,247 @@
+/**
+ * The daemon's side of every level's radio line, on the main thread: the serial device, the
+ * native link on it, what the bots report, and each line's state. It keeps the latest telemetry
+ * per bot for `GET /bots` and sends balcony LED sequences. Levels are independent: a level
+ * whose device is away only takes its own bots offline. Which device each level uses is the
+ * app wiring's choice (a serial device, or the supervised simulator's pty, which can move:
+ * `repoint`).
+ */
+import type { Logger } from '../log/logger.js';
+import { createLink, type Link, type LinkEvent } from '../native/link.js';
+import { SerialTransport, type TransportState } from '../link/serial.js';
+import { ADDRESS, type LedStep } from '../link/protocol/messages.js';
+import type { Command } from '../native/link.js';
+import type { Site } from '../domain/site/load.js';
+import type { BotEvent, BotState, CommandOutcome, LineStatus } from './events.js';
+
+/** How long an LED sequence may take to be acknowledged before it counts as not published. */
+const LED_ACK_TIMEOUT_MS = 3000;
+
+interface LevelLine {
+  levelId: number;
+  path: string;
+  link: Link;
+  transport: SerialTransport;
+  /** The transport's state and the last failure it reported. */
+  device: { state: TransportState; error: string | null };
+  status: LineStatus;
+}
+
+export class SiteLines {
+  private readonly lines = new Map<number, LevelLine>();
+  private readonly bots = new Map<number, BotState>();
+  private readonly waiting = new Map<string, (outcome: CommandOutcome) => void>();
+  private readonly listeners = new Set<(event: BotEvent) => void>();
+  private readonly lineListeners = new Set<(status: LineStatus) => void>();
+
+  constructor(
+    private readonly site: Site,
+    private readonly logger: Logger,
+    private readonly now: () => number = Date.now,
+  ) {
+    for (const level of site.levels) {
+      for (const bot of level.bots) this.bots.set(bot.id, newBot(bot.id, level.id, bot.start.x, bot.start.y, bot.heading));
+    }
+  }
+
+  /** Opens a level's line on `path` (a serial device or a pty); its transport reconnects by itself. */
+  open(levelId: number, path: string): void {
+    if (this.lines.has(levelId)) throw new Error(`level ${levelId}: its line is open already`);
+    const log = this.logger.child({ level_id: levelId, device: path });
+    const line: LevelLine = {
+      levelId, path, link: undefined as unknown as Link, transport: undefined as unknown as SerialTransport,
+      device: { state: 'closed', error: null },
+      status: { level_id: levelId, device: path, up: false, reason: 'opening the device', since: this.now() },
+    };
+    // The transport reads only after start(), so the link exists before the first byte arrives.
+    line.transport = new SerialTransport({
+      path, log, onData: (bytes) => line.link.receive(bytes),
+      onState: (state, error) => {
+        line.device = { state, error: error?.message ?? null };
+        this.updateStatus(line);
+      },
+    });
+    line.link = createLink({ write: (bytes) => void line.transport.write(Buffer.from(bytes)), onEvent: (batch) => this.onEvents(line, batch) });
+    this.lines.set(levelId, line);
+    line.transport.start();
+  }
+
+  /** The level's device moved (a gateway plugged in again as another tty, the simulator restarted): the line reopens there. */
+  async repoint(levelId: number, path: string): Promise<void> {
+    const line = this.lines.get(levelId);
+    if (line && line.path === path) return;
+    if (line) {
+      this.lines.delete(levelId);
+      line.link.close();
+      await line.transport.close();
+      const prefix = `${levelId}:${line.path}:`;
+      for (const key of [...this.waiting.keys()]) if (key.startsWith(prefix)) this.settle(key, { delivered: false, reason: 'offline: the line moved to another device' });
+      for (const bot of this.bots.values()) {
+        if (bot.level_id !== levelId || !bot.online) continue;
+        bot.online = false;
+        this.tell({ kind: 'offline', bot, reason: 'the line moved to another device' });
+      }
+    }
+    this.logger.info({ level_id: levelId, device: path, before: line?.path }, 'radio line opened on a new device');
+    this.open(levelId, path);
+  }
+
+  /** Bots with their latest telemetry; `online` is the link's session state. */
+  list(): BotState[] {
+    return [...this.bots.values()];
+  }
+
+  /** Each level's line as it is now. */
+  lineStates(): LineStatus[] {
+    return [...this.lines.values()].map((l) => l.status);
+  }
+
+  /** Hears every change of a line's state; returns the function that stops listening. */
+  onLine(listener: (status: LineStatus) => void): () => void {
+    this.lineListeners.add(listener);
+    return () => this.lineListeners.delete(listener);
+  }
+
+  /**
+   * Sends a balcony's LED sequence to its controller, one channel per port; resolves true once
+   * every channel acknowledged it, false when one refused or nothing came in time.
+   */
+  async publishLeds(balconyId: number, steps: LedStep[]): Promise<boolean> {
+    const balcony = this.site.balconies.find((b) => b.id === balconyId);
+    if (!balcony || !this.lines.has(balcony.level_id)) return false;
+    const node = ADDRESS.LED_FIRST + balconyId;
+    const outcomes = balcony.ports.map((_, channel) => this.send(balcony.level_id, node, { type: 'LED_SEQUENCE', channel, repeat: 0, steps }, LED_ACK_TIMEOUT_MS));
+    return (await Promise.all(outcomes)).every((o) => o.delivered && o.result === 'OK');
+  }
+
+  /**
+   * Sends a command to a node of a level; resolves with its acknowledgement, or why it was not
+   * delivered (`timeoutMs` bounds the wait beyond the link's own retransmissions).
+   */
+  send(levelId: number, node: number, command: Command, timeoutMs = 10_000): Promise<CommandOutcome> {
+    const line = this.lines.get(levelId);
+    if (!line) return Promise.resolve({ delivered: false, reason: `level ${levelId} has no radio line` });
+    let id: number;
+    try {
+      id = line.link.send(node, command);
+    } catch (err) {
+      // A node the link has not heard from yet cannot be sent to.
+      return Promise.resolve({ delivered: false, reason: (err as Error).message });
+    }
+    return new Promise<CommandOutcome>((resolve) => {
+      const key = `${levelId}:${line.path}:${id}`;
+      const timer = setTimeout(() => {
+        this.waiting.delete(key);
+        resolve({ delivered: false, reason: `no acknowledgement within ${timeoutMs} ms` });
+      }, timeoutMs);
+      this.waiting.set(key, (outcome) => {
+        clearTimeout(timer);
+        resolve(outcome);
+      });
+    });
+  }
+
+  /** Hears telemetry, faults and link changes of bots; returns the function that stops listening. */
+  onBot(listener: (event: BotEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Link counters per level, for diagnostics. */
+  stats(): Record<number, unknown> {
+    const out: Record<number, unknown> = {};
+    for (const [id, line] of this.lines) out[id] = { path: line.path, status: line.status, link: line.link.stats(), transport: line.transport.stats };
+    return out;
+  }
+
+  /** Closes every line. */
+  async close(): Promise<void> {
+    for (const line of this.lines.values()) {
+      line.link.close();
+      await line.transport.close();
+    }
+    this.lines.clear();
+    for (const resolve of this.waiting.values()) resolve({ delivered: false, reason: 'the controller is stopping' });
+    this.waiting.clear();
+  }
+
+  private tell(event: BotEvent): void {
+    for (const listener of this.listeners) listener(event);
+  }
+
+  /** A line is up while its device is open and a node answers, or the level has no bot to answer. */
+  private updateStatus(line: LevelLine): void {
+    let up: boolean;
+    let reason: string | null;
+    if (line.device.state !== 'open') {
+      up = false;
+      reason = line.device.error ? `device unavailable: ${line.device.error}` : `device ${line.device.state}`;
+    } else {
+      const bots = [...this.bots.values()].filter((b) => b.level_id === line.levelId);
+      up = bots.length === 0 || bots.some((b) => b.online);
+      reason = up ? null : 'no node answers on the line (gateway or radio silent)';
+    }
+    const s = line.status;
+    if (s.up === up && s.reason === reason && s.device === line.path) return;
+    line.status = { level_id: line.levelId, device: line.path, up, reason, since: this.now() };
+    if (up) this.logger.info({ level_id: line.levelId, device: line.path }, 'radio line up');
+    else this.logger.warn({ level_id: line.levelId, device: line.path, reason }, 'radio line down');
+    for (const listener of this.lineListeners) listener(line.status);
+  }
+
+  private onEvents(line: LevelLine, batch: LinkEvent[]): void {
+    if (this.lines.get(line.levelId) !== line) return; // a line replaced by repoint
+    const levelId = line.levelId;
+    for (const event of batch) {
+      switch (event.kind) {
+        case 'message': {
+          const m = event.message;
+          // A bot the layout does not have says HELLO once a person puts it on the level (onboarding).
+          if (m.type === 'HELLO' && event.node <= ADDRESS.BOT_LAST && !this.bots.has(event.node)) {
+            this.bots.set(event.node, newBot(event.node, levelId, 0, 0, 'N'));
+          }
+          const bot = this.bots.get(event.node);
+          if (!bot || bot.level_id !== levelId) break;
+          if (m.type === 'TELEMETRY') {
+            // `online` is left to the link's online/offline events: a bot that lost the link
+            // keeps sending telemetry (with LINK_LOST) and is offline until it is welcomed again.
+            Object.assign(bot, {
+              x: m.x, y: m.y, heading: m.heading, battery_level: m.battery / 10, is_charging: m.charging, carrier_held: m.carrier,
+              faults: m.faults, updated_at: this.now(),
+            });
+            this.tell({ kind: 'telemetry', bot, telemetry: m });
+          } else if (m.type === 'FAULT') {
+            this.tell({ kind: 'fault', bot, fault: m });
+          }
+          break;
+        }
+        case 'online':
+        case 'offline': {
+          const bot = this.bots.get(event.node);
+          if (bot && bot.level_id === levelId) {
+            bot.online = event.kind === 'online';
+            this.tell({ kind: event.kind, bot, reason: event.reason });
+          }
+          this.logger.info({ level_id: levelId, node: event.node, reason: event.reason }, event.kind === 'online' ? 'node online' : 'node offline');
+          this.updateStatus(line);
+          break;
+        }
+        case 'acked':
+          this.settle(`${levelId}:${line.path}:${event.id}`, { delivered: true, result: event.result, detail: event.detail });
+          break;
+        case 'failed':
+          this.settle(`${levelId}:${line.path}:${event.id}`, { delivered: false, reason: event.reason });
+          break;
+      }
+    }
+  }
+
+  private settle(key: string, outcome: CommandOutcome): void {
+    this.waiting.get(key)?.(outcome);
+    this.waiting.delete(key);
+  }
+}
+
+function newBot(id: number, levelId: number, x: number, y: number, heading: string): BotState {
+  return { id, level_id: levelId, battery_level: 0, is_charging: false, carrier_held: false, online: false, x, y, heading, faults: 0, updated_at: null };
+}
