@@ -64,6 +64,13 @@ t.test('each thread hears the commits of the other once they are durable', async
   t.equal(heardHere.length, before + 1, 'nothing heard here of the rolled-back write either');
   t.notOk(messages.some((m) => m.type === 'heard'), 'no other notice reached the worker');
 
+  // The worker's read snapshot is fresh from a read when the notice comes: the notice must still show the commit.
+  worker.postMessage({ type: 'read_and_block', id: 'from-worker', ms: 400 });
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  await store.write(() => store.collection(things).put({ id: 'from-worker', group: 7, tags: [] }));
+  const fresh = (await next('heard')) as Heard;
+  t.same(fresh.seen, [{ id: 'from-worker', group: 7, tags: [] }], 'a notice is read from the newest snapshot, not the one the thread held');
+
   worker.postMessage({ type: 'close' });
   await new Promise((resolve) => worker.once('exit', resolve));
   stop();

@@ -139,6 +139,9 @@ export class Store {
 
   /** Another thread committed `notice` on this environment: its listeners here hear it as `remote`. */
   heard(notice: CommitNotice): void {
+    // This thread's read snapshot may predate that commit until the next event turn: listeners
+    // read the changed keys now, so they must see it.
+    this.root.resetReadTxn();
     this.announce(notice, 'remote');
   }
 
