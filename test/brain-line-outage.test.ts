@@ -65,5 +65,6 @@ t.test('a killed simulator is started again like a gateway plugged in again, and
   t.equal(r.status, 201, JSON.stringify(r.json));
   t.equal((await work(a, r.json.id)).status, 'SUCCEEDED');
   const events = (await get(a, '/api/v2/events?size=200&sort_by=-created_at')).items as { hex_value: string; description: string }[];
-  t.ok(events.some((e) => /simulator/i.test(e.description)), 'an event says the simulator was restarted');
+  t.ok(events.some((e) => e.hex_value === '0x700B' && /started again/.test(e.description)), 'an event says the simulated site was started again');
+  t.ok(events.some((e) => e.hex_value === '0x7009'), 'and that its line was down meanwhile');
 });
