@@ -1,6 +1,7 @@
 # node-gyp build of the addon. The build `npm ci` runs is cmake-js (native/build.sh); this one
 # exists for tools that only know node-gyp and must stay equivalent: same source list
-# (native/sources.txt), C++20, no C++ exceptions, Node-API 8. See docs/native.md.
+# (native/sources.txt), C++20, no C++ exceptions, Node-API 8, unthrowable exceptions swallowed.
+# See docs/native.md.
 {
   'targets': [
     {
@@ -8,7 +9,9 @@
       'sources': [ '<!@(awk \'/^[^#]/ { print "native/" $1 }\' native/sources.txt)' ],
       # node-addon-api's include dir, NODE_ADDON_API_DISABLE_CPP_EXCEPTIONS and -fno-exceptions.
       'dependencies': [ "<!(node -p \"require('node-addon-api').targets\"):node_addon_api" ],
-      'defines': [ 'NAPI_VERSION=8' ],
+      # An error raised while the environment terminates is dropped, not a fatal error of the
+      # process (docs/native.md, "Teardown"); as in native/CMakeLists.txt.
+      'defines': [ 'NAPI_VERSION=8', 'NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS' ],
       # The bot link codec (firmware-protocol/c/wh_proto.c, in sources.txt) is C99.
       'include_dirs': [ 'firmware-protocol/c' ],
       'cflags_c': [ '-std=c99', '-Wall', '-Wextra', '-fvisibility=hidden' ],

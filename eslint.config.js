@@ -3,7 +3,7 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'native/build/**', 'node_modules/**', 'coverage/**', '.tap/**', 'tmp-me/**'] },
+  { ignores: ['dist/**', 'native/build/**', 'node_modules/**', 'coverage/**', '.tap/**', 'tmp-me/**', 'scratch/**'] },
   ...tseslint.configs.recommended,
   {
     files: ['**/*.ts'],

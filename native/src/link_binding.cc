@@ -7,6 +7,8 @@
 // queued yet it makes one non-blocking call of a thread-safe function whose queue holds at most
 // two. The JS side then takes everything accumulated so far: one write() and one onEvent()
 // per batch however many frames arrived, and the link thread never blocks on a busy event loop.
+// No callback runs after close(), nor once the environment has refused to run JS (a worker
+// being terminated: js_call.h).
 #include <napi.h>
 #include <pthread.h>
 #include <time.h>
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include "addon.h"
+#include "js_call.h"
 #include "link_core.h"
 #include "link_messages.h"
 
@@ -79,6 +82,7 @@ struct LinkState {
   Tsfn tsfn;
   bool released = false;  // JS thread only, as are the rest
   bool closed = false;
+  bool gone = false;  // the environment refused to run JS (terminating): no more callbacks
   Napi::FunctionReference write, on_event;
 
   void Run() {
@@ -181,7 +185,7 @@ struct LinkState {
       delivery_queued = false;
       core->TakeOutput(bytes, events);
     }
-    if (closed) return;
+    if (closed || gone) return;
     Napi::HandleScope scope(env);
     Napi::Value buffer, batch;
     if (!bytes.empty()) buffer = Napi::Buffer<uint8_t>::Copy(env, bytes.data(), bytes.size());
@@ -192,11 +196,8 @@ struct LinkState {
     }
     deliver_cpu_ns += CpuNs(CLOCK_THREAD_CPUTIME_ID) - cpu0;
     // A callback that throws leaves the exception pending: Node reports it as uncaught.
-    if (!buffer.IsEmpty()) {
-      write.Call({buffer});
-      if (env.IsExceptionPending()) return;
-    }
-    if (!batch.IsEmpty()) on_event.Call({batch});
+    if (!buffer.IsEmpty() && !CallBack(env, write, {buffer}, gone)) return;
+    if (!batch.IsEmpty()) CallBack(env, on_event, {batch}, gone);
   }
 };
 

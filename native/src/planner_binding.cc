@@ -7,7 +7,8 @@
 // function whose queue holds at most two. The JS side then takes everything accumulated so far
 // and calls deliver(commands, events) once per batch. close() asks the thread to stop and
 // returns a promise that settles once the thread has ended (the thread-safe function's
-// finalizer joins it); no callback runs after close() is called.
+// finalizer joins it); no callback runs after close() is called, nor once the environment has
+// refused to run JS (a worker being terminated: js_call.h).
 #include <napi.h>
 #include <time.h>
 
@@ -20,6 +21,7 @@
 #include "../planner/level_engine.h"
 #include "../planner/validator.h"
 #include "addon.h"
+#include "js_call.h"
 
 namespace warehouse {
 namespace {
@@ -198,9 +200,10 @@ struct EngineState {
   Napi::FunctionReference deliver;  // JS thread only, as is the rest
   bool closed = false;     // close() called (or teardown): no more callbacks
   bool finished = false;   // the thread ended and the thread-safe function is finalized
-  bool teardown = false;   // the environment is going away
+  bool teardown = false;   // the environment is going away (its cleanup hooks run)
+  bool gone = false;       // the environment refused to run JS (terminating): no more callbacks
   bool reffed = false;
-  std::vector<Napi::Promise::Deferred> closing;
+  std::vector<napi_deferred> closing;
   uint64_t deliverCpuNs = 0;
   // Actions released before the thread applied a setStuck(id, true) or removeBot(id) were
   // cancelled by it; they may still be on their way here: the input numbers tell them apart.
@@ -285,7 +288,7 @@ struct EngineState {
     wp::EngineOutput out;
     engine->take(out);
     for (const wp::EngineChunk& chunk : out.chunks) {
-      if (closed) return;
+      if (closed || gone) return;  // taken all the same: the level thread may go on until stopped
       const uint64_t cpu0 = ThreadCpuNs();
       Napi::HandleScope scope(env);
       Napi::Value commands = env.Undefined(), events = env.Undefined();
@@ -307,8 +310,7 @@ struct EngineState {
       if (commands.IsUndefined() && events.IsUndefined()) continue;
       deliverCpuNs += ThreadCpuNs() - cpu0;
       // A callback that throws leaves the exception pending: Node reports it as uncaught.
-      deliver.Call({commands, events});
-      if (env.IsExceptionPending()) return;
+      if (!CallBack(env, deliver, {commands, events}, gone)) return;
     }
   }
 
@@ -318,12 +320,15 @@ struct EngineState {
     return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
   }
 
-  // JS thread, from the thread-safe function's finalizer: the level thread has ended.
+  // JS thread, from the thread-safe function's finalizer: the level thread has ended. In a
+  // worker being terminated this may run after the environment stopped running JS and before
+  // its cleanup hooks (teardown): resolving then fails, nobody is left to see the promise, and
+  // the status is ignored rather than raised (node-addon-api's Resolve would throw).
   void Finished(Napi::Env env) {
     engine->join();
     finished = true;
-    if (!teardown) {
-      for (Napi::Promise::Deferred& d : closing) d.Resolve(env.Undefined());
+    if (!teardown && !gone) {
+      for (napi_deferred d : closing) napi_resolve_deferred(env, d, env.Undefined());
     }
     closing.clear();
   }
@@ -600,21 +605,28 @@ Napi::Value LevelPlanner::Stats(const Napi::CallbackInfo& info) {
 
 Napi::Value LevelPlanner::Close(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  Napi::Promise::Deferred d = Napi::Promise::Deferred::New(env);
-  Unhook();
+  // Creating (and settling) the promise fails only while the environment is terminating; the
+  // thread is stopped all the same, and nobody is left to wait for the promise.
+  napi_deferred d = nullptr;
+  napi_value promise = nullptr;
+  napi_create_promise(env, &d, &promise);
+  const Napi::Value result = promise ? Napi::Value(env, promise) : env.Undefined();
   if (!st_ || st_->finished) {
-    d.Resolve(env.Undefined());
-    return d.Promise();
+    if (d) napi_resolve_deferred(env, d, env.Undefined());
+    return result;
   }
+  // The cleanup hook stays: should the environment go before the thread has ended (a worker
+  // terminated with close() pending), it joins the thread before the thread-safe function is
+  // torn down, and Finished() then leaves the promise alone.
   st_->closed = true;
-  st_->closing.push_back(d);
+  if (d) st_->closing.push_back(d);
   if (!st_->reffed) {
     // keep the process alive until the thread has ended and the promise settled
     st_->reffed = true;
     st_->tsfn.Ref(env);
   }
   st_->engine->stop();
-  return d.Promise();
+  return result;
 }
 
 // ---- validatePlan ----
