@@ -36,7 +36,8 @@ async function settle(a: AdminApp, ids: string[], ms = 120_000) {
   }, ms).catch(async (err: Error) => {
     const state = [];
     for (const id of ids) state.push((await graph(a, id)).filter((n) => !FINAL.includes(n.status)).map((n) => [n.type, n.status, n.carrier_id, n.details]));
-    throw new Error(`${err.message}\nopen jobs: ${JSON.stringify(state)}\nbots: ${JSON.stringify(await get(a, '/api/v2/bots'))}`);
+    const said = a.lines.filter((l) => l.level === 'warn' || l.level === 'error').slice(-30).map((l) => JSON.stringify(l)).join('\n');
+    throw new Error(`${err.message}\nopen jobs: ${JSON.stringify(state)}\nbots: ${JSON.stringify(await get(a, '/api/v2/bots'))}\n${said}`);
   });
 }
 

@@ -15,6 +15,7 @@ import { Events } from '../../domain/events/events.js';
 import { CarrierPlaces } from '../../domain/inventory/carrier-places.js';
 import { Inventory } from '../../domain/inventory/inventory.js';
 import { OpenWork } from '../../domain/requests/open-work.js';
+import { CARRIER_JOBS } from '../../domain/requests/records.js';
 import { Requests } from '../../domain/requests/requests.js';
 import { buildSite } from '../../domain/site/load.js';
 import { botRecords } from '../../domain/system/records.js';
@@ -58,6 +59,21 @@ const requests = new Requests({
   externalPicking: () => settings.externalPicking,
   botLevel: (id) => store.collection(botRecords).get(id)?.level_id,
 });
+/**
+ * Whether a carrier really stands on a cell: a carrier on its way to a storage space is booked
+ * there as it leaves its balcony position, so the store has it there before it arrives; the
+ * planner must not bar that cell to the bot bringing it.
+ */
+function standsOn(levelId: number, x: number, y: number): boolean {
+  const id = places.at(levelId, x, y);
+  if (id === undefined) return false;
+  for (const j of work.jobsOn(levelId)) {
+    if (j.carrier_id !== id || !CARRIER_JOBS.has(j.type) || (j.status !== 'EXECUTING' && j.status !== 'CANCELLING')) continue;
+    if (j.progress.kind === 'carrier' && j.progress.phase === 'carrying' && j.target?.x === x && j.target.y === y) return false;
+  }
+  return true;
+}
+
 // One planner thread and motion per level with a radio line. The bots' figures are the
 // site's one table (src/domain/site/motion-figures.ts, which the simulator plays too),
 // shortened by WAREHOUSE_SIM_SPEED on simulated levels.
@@ -67,7 +83,7 @@ if (init.links) {
     const speed = level.serial_device === 'sim' ? init.config.sim_speed : 1;
     const stepMs = Math.round(PLAN_STEP_MS / speed);
     const lift = liftSteps(stepMs, BOT_MOTION.liftMs / speed);
-    const occupied = (x: number, y: number) => places.at(level.id, x, y) !== undefined;
+    const occupied = (x: number, y: number) => standsOn(level.id, x, y);
     const planner = createLevelPlanner({ grid: levelGrid(level, occupied), durations: { forward: 1, turn: 1, lift, lower: lift }, seed: level.id });
     motion.set(level.id, new PlannedMotion({
       level, planner, radio, logger: logger.child({ level_id: level.id }), stepMs, turnMs: Math.round(BOT_MOTION.turnMs / speed),

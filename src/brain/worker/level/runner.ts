@@ -227,7 +227,6 @@ export class LevelRunner implements RunnerState {
   /** Records a failed try as the recovery policy says (a copy later, a person, or given up). */
   private async failed(job: JobRecord, failure: Failure, target?: Cell): Promise<void> {
     const { requests, inventory, motion, level, logger } = this.deps;
-    if (failure.cause === 'unreachable' && target && job.carrier_id) this.markUnreachable(job.carrier_id, target);
     const current = requests.findJob(job.id) ?? job;
     const recovery = recover(current, failure, this.deps.now());
     logger.warn({ job_id: job.id, job_type: job.type, carrier_id: job.carrier_id, progress: current.progress, target, bot_id: job.bot_id, attempt: current.attempt, reason: failure.reason, recovery: recovery.kind },
@@ -246,6 +245,8 @@ export class LevelRunner implements RunnerState {
       else requests.abortJob(now, reason, null);
       requests.settle(now.request_id);
     });
+    // Remembered against the carriers as they stand after this failure (it may have put the carrier on its bot's cell).
+    if (failure.cause === 'unreachable' && target && job.carrier_id) this.markUnreachable(job.carrier_id, target);
   }
 
   private markUnreachable(carrierId: string, cell: Cell): void {

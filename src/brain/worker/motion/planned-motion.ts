@@ -252,11 +252,19 @@ export class PlannedMotion implements LevelMotion {
     const t = event.telemetry;
     const state: PlanState = { cell: t.y * this.o.level.width + t.x, heading: plannerHeading(t.heading), lifted: t.lift === 'UP' };
     if (!r.planned) {
-      if (t.x === 65535 || t.lift === 'LIFTING' || t.lift === 'LOWERING') return;
+      // Placed only at rest: a bot still finishing a segment of a brain that stopped would end
+      // elsewhere than the planner was told, and refuse its first segment (WRONG_POSITION).
+      if (t.x === 65535 || t.lift === 'LIFTING' || t.lift === 'LOWERING' || t.motion === 'MOVING') return;
       // A refusal (its cell taken or blocked) comes back as an event and clears `planned` again.
       r.planned = true;
       this.o.planner.addBot(r.id, state);
       if (r.paused) this.o.planner.pauseBot(r.id, true);
+      return;
+    }
+    // A stopped bot is placed, once freed, where its last report put it: report where it really
+    // rests (after a refused segment the planner's idea of its cell can be wrong).
+    if (r.stuck && t.motion !== 'MOVING' && t.lift !== 'LIFTING' && t.lift !== 'LOWERING') {
+      this.o.planner.reportTelemetry(r.id, state);
       return;
     }
     const p = r.pending;
