@@ -179,7 +179,9 @@ t.test(`seed ${seed}: every request ends, nothing is lost, nothing loops`, async
     const open = a.app.requests.jobsOf(r.id).filter((j: JobRecord) => j.status !== 'SUCCEEDED' && j.status !== 'CANCELLED' && j.status !== 'ABORTED');
     return `${r.type} ${r.status}: ${open.map((j) => `${j.type} ${j.status} ${j.wait?.reason ?? ''}`).join('; ')}`;
   });
-  t.ok(ended, fail(`every request ends within ${SETTLE_MS / 1000} s of the last action; open: ${left.join(' || ')}`));
+  const standing = ended ? '' : `; bots: ${JSON.stringify(await bots())}; on the simulated bots: ${JSON.stringify((await sim.snapshot()).flatMap((l) => l.bots.filter((b) => b.carrier).map((b) => [b.id, b.carrier, b.x, b.y])))}; store: ${JSON.stringify([...a.app.store.collection(carriers).scan()].map((c) => [c.id, c.x, c.y]))}`;
+  if (!ended) for (const l of a.lines.filter((l) => l.level === 'warn' || l.level === 'error').slice(-25)) t.comment(JSON.stringify(l));
+  t.ok(ended, fail(`every request ends within ${SETTLE_MS / 1000} s of the last action; open: ${left.join(' || ')}${standing}`));
   await check('the end');
   const away = [...a.app.store.collection(carriers).scan()].filter((c) => !CARRIER_PLACES.has(a.app.site.kindAt(c.level_id, c.x, c.y)));
   t.same(away.map((c) => c.id), [], fail('no carrier is left on the highway'));

@@ -63,6 +63,7 @@ function said(decisions: Decision[]): string[] {
     if (d.kind === 'move_aside') parts.push(`bot ${d.bot}`, `${d.to.x},${d.to.y}`);
     if (d.kind === 'wait') parts.push(d.wait.waiting_for);
     if (d.kind === 'await_person') parts.push(`balcony ${d.balcony}`);
+    if (d.kind === 'finish') parts.push(d.note);
     return parts.join(' ');
   });
 }
@@ -195,6 +196,11 @@ t.test('decide: who starts, where to and with which bot, or why not', async (t) 
       name: 'a charging job takes a free charger; with the charger taken by a full bot, a low bot takes it over',
       world: () => ({ jobs: [job('CHARGING', { id: 'ch', bot_id: 1 })], bots: [bot(1, 0, 1, { battery: 10 }), bot(2, 7, 2, { charging: true, battery: 95 })] }),
       want: ['start ch bot 1 7,2'],
+    },
+    {
+      name: 'a bot to take off a charger it is not on, even holding a carrier: nothing to do',
+      world: () => ({ jobs: [job('UNCHARGING', { id: 'un', bot_id: 1 })], bots: [bot(1, 2, 0, { lifted: true, idle: true })] }),
+      want: ['finish un bot 1 is not on a charger'],
     },
     {
       name: 'every charger taken by a bot that must charge on: the job waits',

@@ -58,7 +58,7 @@ const sitePath = path.join(dir, 'site.json');
 writeFileSync(sitePath, JSON.stringify(SITE));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 
-/** The controller side of one level, built as src/brain/links.ts builds it. */
+/** The controller side of one level, built as src/lines/site-lines.ts builds it. */
 interface Line {
   sim: SimulatorProcess;
   transport: SerialTransport;

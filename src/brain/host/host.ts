@@ -40,6 +40,13 @@ function spawnWorker(init: BrainInit): Worker {
   return new Worker(boot, { eval: true, workerData: init, transferList });
 }
 
+/**
+ * How long the brain may take to stop before its thread is terminated: its stop closes the
+ * level planners and the store, well under a second when healthy. Short enough that a daemon
+ * stop (in-flight requests get 10 s first) stays within the unit's TimeoutStopSec of 20 s.
+ */
+const STOP_TIMEOUT_MS = 5000;
+
 const LEVELS: Record<number, 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal'> = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' };
 
 export class BrainHost implements BrainControl {
@@ -96,7 +103,7 @@ export class BrainHost implements BrainControl {
     if (!worker) return;
     this.worker = undefined;
     const ended = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
-    const timeout = this.deps.stopTimeoutMs ?? 10_000;
+    const timeout = this.deps.stopTimeoutMs ?? STOP_TIMEOUT_MS;
     const graceful = this.call(worker, 'stop', []).catch(() => undefined);
     const late = new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), timeout).unref());
     if ((await Promise.race([graceful, late])) === 'late') this.log.warn({ timeout_ms: timeout }, 'the brain did not stop in time; terminating its thread');

@@ -86,6 +86,12 @@ export class LevelRunner implements RunnerState {
           case 'drive':
             if (!this.running.has(current.id)) out.push(current);
             break;
+          case 'finish': {
+            const running = requests.moveJob(current, 'EXECUTING', { wait: null });
+            requests.moveJob(running, 'SUCCEEDED', { ended_because: d.note }, d.note);
+            requests.settle(current.request_id);
+            break;
+          }
         }
       }
       return out;

@@ -27,7 +27,9 @@ export type Decision =
   /** A started job nobody drives (the brain restarted): the runner takes it up again. */
   | { kind: 'drive'; job: JobRecord }
   /** A cancelled job whose bot has not lifted anything yet: its bot stops, nothing more moves. */
-  | { kind: 'abandon'; job: JobRecord };
+  | { kind: 'abandon'; job: JobRecord }
+  /** Nothing to do (a bot to take off a charger it is not on): the job succeeds at once. */
+  | { kind: 'finish'; job: JobRecord; note: string };
 
 /**
  * Carriers leaving a balcony first (they free a position for the next), then priority (higher
@@ -118,6 +120,10 @@ function startBotJob(s: LevelSnapshot, job: JobRecord, pass: Pass): Decision {
   if (!s.bots) return wait({ waiting_for: 'bot', reason: 'no bots: the radio lines of this level are not running' });
   const down = lineWait(s);
   if (down) return wait(down);
+  if (job.type === 'UNCHARGING') {
+    const own = s.bots.find((b) => b.id === job.bot_id);
+    if (own && own.online && !own.charging) return { kind: 'finish', job, note: `bot ${own.id} is not on a charger` };
+  }
   let carrier: { id: string; at: Cell } | undefined;
   if (job.carrier_id && CARRIER_JOBS.has(job.type)) {
     const c = s.carrier(job.carrier_id);
