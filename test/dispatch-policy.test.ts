@@ -198,6 +198,14 @@ t.test('decide: who starts, where to and with which bot, or why not', async (t) 
       want: ['start ch bot 1 7,2'],
     },
     {
+      name: 'a carrier left on a bot with no work: set down where it is over a space, taken home from the highway',
+      world: () => ({
+        jobs: [job('CLEAR_AUTOBAHN', { id: 'here', carrier_id: 'C3' }), job('CLEAR_AUTOBAHN', { id: 'home', carrier_id: 'C5' })],
+        carriers: { C3: { x: 3, y: 3 }, C5: { x: 5, y: 1 } }, bots: [bot(1, 3, 3, { lifted: true }), bot(2, 5, 1, { lifted: true })],
+      }),
+      want: ['start here bot 1 3,3', 'start home bot 2 5,4'],
+    },
+    {
       name: 'a bot to take off a charger it is not on, even holding a carrier: nothing to do',
       world: () => ({ jobs: [job('UNCHARGING', { id: 'un', bot_id: 1 })], bots: [bot(1, 2, 0, { lifted: true, idle: true })] }),
       want: ['finish un bot 1 is not on a charger'],

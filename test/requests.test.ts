@@ -217,7 +217,7 @@ t.test('system control requests check their bots and levels', async (t) => {
   t.equal(rfid.json.entity_feedback[0].error_code, '0x5012');
   const off = await post('/api/v2/requests', { type: 'OFFBOARD', bot_id: 1, balcony_id: 1 });
   t.equal(off.status, 201);
-  t.same((await graph(off.json.id)).map((n) => n.type), ['OFFBOARDING_BC', 'OFFBOARDING_BD']);
+  t.same((await graph(off.json.id)).map((n) => n.type), ['OFFBOARDING', 'OFFBOARDING_BC', 'OFFBOARDING_BD']);
   const del = await a.admin.request('/api/v2/bot?bot_idxs=1', { method: 'DELETE' });
   t.equal(del.status, 422, 'a bot with an open request is not deleted');
   await post(`/api/v2/requests/${off.json.id}/cancel`, {});

@@ -162,7 +162,7 @@ export class Brain {
     this.lines.set(status.level_id, status);
     if (!status.up) return this.wake();
     if (before?.up === false) void this.recover(status.level_id, true);
-    else if (!before) void this.recover(status.level_id, false);
+    else if (!before) void this.recover(status.level_id, false, true);
     this.wake();
   }
 
@@ -202,6 +202,7 @@ export class Brain {
       else await this.explainOnly(decisions);
     }
     await this.chargeBots();
+    for (const levelId of this.deps.motion.keys()) await this.recover(levelId, false);
     this.showLights();
     if (this.status !== 'SHUTTING_DOWN' && this.status !== 'STARTING_UP') await this.setStatus(...this.derivedStatus());
   }
@@ -374,27 +375,50 @@ export class Brain {
   }
 
   /**
-   * A request of the brain's own for a level whose line is back: reconnect, refresh, and take
-   * home the carriers the store places on the highway with no work. Without an outage (the first
-   * news of a line) only when such carriers exist.
+   * A request of the brain's own for a level (docs/requests.md): after a line outage it
+   * reconnects and refreshes the level; either way it takes home the carriers left on bots with
+   * no work. `scan`: look at every carrier of the level (the first news of a line, an outage),
+   * not only those under bots. Nothing is made while one is open for the level.
    */
-  private async recover(levelId: number, outage: boolean): Promise<void> {
+  private async recover(levelId: number, reconnect: boolean, scan = reconnect): Promise<void> {
     const level = this.deps.site.level(levelId);
     if (!level) return;
     for (const r of this.deps.work.requests()) if (r.type === 'RESUME' && r.level_id === levelId) return;
-    const held = new Set<string>();
-    for (const j of this.deps.work.allJobs()) if (j.carrier_id && CARRIER_JOBS.has(j.type)) held.add(j.carrier_id);
-    const stranded: string[] = [];
-    for (const c of this.deps.carriers.all()) {
-      if (c.level_id === levelId && !CARRIER_PLACES.has(level.kindAt(c.x, c.y)) && !held.has(c.id)) stranded.push(c.id);
-    }
-    if (!outage && stranded.length === 0) return;
+    const stranded = this.stranded(level, scan);
+    if (!reconnect && stranded.length === 0) return;
     try {
-      const { request } = await this.deps.requests.create({ type: 'LINE_RECOVERY', level_id: levelId, carriers_on_highway: stranded });
-      this.log.info({ level_id: levelId, request_id: request.id, carriers_on_highway: stranded }, outage ? 'radio line back: reconnecting the level' : 'carriers on the highway with no work: clearing it');
+      const { request } = await this.deps.requests.create({ type: 'RECOVERY', level_id: levelId, reconnect, stranded });
+      this.log.info({ level_id: levelId, request_id: request.id, stranded },
+        reconnect ? 'radio line back: reconnecting the level' : 'carriers left on bots with no work: taking them home');
     } catch (err) {
-      this.log.error({ err, level_id: levelId }, 'could not make the line recovery request');
+      this.log.error({ err, level_id: levelId }, 'could not make the recovery request');
     }
+  }
+
+  /**
+   * Carriers on a bot with no open work: where the store places a carrier outside any place for
+   * carriers (a bot stopped with it on the highway), or under an idle bot holding its lift up
+   * that no job drives. Only the cells of bots, unless `scan`.
+   */
+  private stranded(level: SiteLevel, scan: boolean): string[] {
+    const worked = new Set<string>();
+    const driving = new Set<number>();
+    for (const j of this.deps.work.allJobs()) {
+      if (j.carrier_id && CARRIER_JOBS.has(j.type)) worked.add(j.carrier_id);
+      if (j.bot_id !== null && (j.status === 'EXECUTING' || j.status === 'CANCELLING')) driving.add(j.bot_id);
+    }
+    const out = new Set<string>();
+    for (const b of this.deps.motion.get(level.id)?.bots() ?? []) {
+      if (!b.lifted || !b.idle || !b.online || driving.has(b.id)) continue;
+      const id = this.deps.carriers.at(level.id, b.x, b.y);
+      if (id && !worked.has(id)) out.add(id);
+    }
+    if (scan) {
+      for (const c of this.deps.carriers.all()) {
+        if (c.level_id === level.id && !CARRIER_PLACES.has(level.kindAt(c.x, c.y)) && !worked.has(c.id)) out.add(c.id);
+      }
+    }
+    return [...out];
   }
 
   private setFlag(key: SystemFlag['key'], value: boolean, now: number): void {

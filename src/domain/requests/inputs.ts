@@ -83,12 +83,18 @@ export interface CarrierOnboardingInput {
   balcony_id: number;
 }
 
-/** Not an API input: the brain's own request when a level's radio line is back (docs/requests.md). */
-export interface LineRecoveryInput {
-  type: 'LINE_RECOVERY';
+/**
+ * Not an API input: the brain's own request for a level (docs/requests.md): after a line
+ * outage it reconnects and refreshes the level; either way it takes home the carriers left on
+ * bots with no work.
+ */
+export interface RecoveryInput {
+  type: 'RECOVERY';
   level_id: number;
-  /** Carriers the store places on the level's highway (on a bot) with no open work. */
-  carriers_on_highway: readonly string[];
+  /** The line came back: CONNECT_TO_BOTS and REFRESH_LEVEL first. */
+  reconnect: boolean;
+  /** Carriers the store places on a bot (the highway, or under a bot holding it) with no open work. */
+  stranded: readonly string[];
 }
 
 /** The 12 kinds of POST /api/v2/requests. */
@@ -99,4 +105,4 @@ export type RequestInput =
 export type InputKind = RequestInput['type'];
 
 /** What Requests.create takes: an API input, or one the brain makes itself. */
-export type CreateInput = RequestInput | LineRecoveryInput;
+export type CreateInput = RequestInput | RecoveryInput;

@@ -63,7 +63,7 @@ export function planRequest(ctx: PlanContext, requestId: string, input: CreateIn
     case 'ONBOARD': b.onboard(input.bot_id, input.level_id, input.balcony_id); break;
     case 'RFID_WRITE': b.rfid(input.level_id, input.tags, input.check ?? true); break;
     case 'CARRIER_ONBOARDING': b.carrierOnboarding(input.carrier_id, input.balcony_id); break;
-    case 'LINE_RECOVERY': b.lineRecovery(input.level_id, input.carriers_on_highway); break;
+    case 'RECOVERY': b.recovery(input.level_id, input.reconnect, input.stranded); break;
   }
   return b.plan;
 }
@@ -229,20 +229,22 @@ class PlanBuilder {
   }
 
   /**
-   * The brain's own request when a level's radio line is back (type RESUME: its bots may get
-   * commands again): connect to every bot of the level in the database, read the level into
-   * the digital twin again, and take the carriers that stand on the highway with no work into
-   * storage.
+   * The brain's own request for a level (type RESUME: its bots may get commands again): after a
+   * line outage, connect to every bot of the level in the database and read the level into the
+   * digital twin again; then take home each carrier left on a bot with no work.
    */
-  lineRecovery(levelId: number, carriersOnHighway: readonly string[]): void {
+  recovery(levelId: number, reconnect: boolean, stranded: readonly string[]): void {
     this.plan.type = 'RESUME';
     this.plan.level_id = levelId;
-    this.entity('Level', String(levelId), 'REFRESH_LEVEL', null, 1);
-    const connect = this.job('CONNECT_TO_BOTS', String(levelId), -1, [], { level_id: levelId, quantity: 1 });
-    const refresh = this.job('REFRESH_LEVEL', String(levelId), 0, [connect.id], { level_id: levelId, quantity: 1 });
-    for (const id of carriersOnHighway) {
+    this.entity('Level', String(levelId), reconnect ? 'REFRESH_LEVEL' : 'CLEAR_AUTOBAHN', null, reconnect ? 1 : stranded.length);
+    let parents: string[] = [];
+    if (reconnect) {
+      const connect = this.job('CONNECT_TO_BOTS', String(levelId), -1, [], { level_id: levelId, quantity: 1 });
+      parents = [this.job('REFRESH_LEVEL', String(levelId), 0, [connect.id], { level_id: levelId, quantity: 1 }).id];
+    }
+    for (const id of stranded) {
       const carrier = this.carrier(id);
-      if (carrier) this.job('CLEAR_AUTOBAHN', id, -1, [refresh.id], { carrier_id: id, level_id: carrier.level_id });
+      if (carrier) this.job('CLEAR_AUTOBAHN', id, reconnect ? -1 : 0, parents, { carrier_id: id, level_id: carrier.level_id, quantity: 1 });
     }
   }
 

@@ -178,6 +178,11 @@ export class PlannedMotion implements LevelMotion {
   abandon(botId: number): boolean {
     const r = this.runs.get(botId);
     if (!r?.goal || r.pending?.action === 'lift' || r.telemetry?.carrier_held) return false;
+    // On its goal cell, or entering it, its lift may be released already (the planner releases
+    // it once the last move is confirmed): too late to be sure nothing is lifted.
+    const goal = r.goal.goal.y * this.o.level.width + r.goal.goal.x;
+    const t = r.telemetry;
+    if (r.pending?.to.cell === goal || (t && t.y * this.o.level.width + t.x === goal)) return false;
     this.finish(botId, { ok: false, reason: 'its job was cancelled', cause: 'cancelled' });
     return true;
   }

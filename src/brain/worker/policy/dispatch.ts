@@ -198,6 +198,9 @@ function targetOf(s: LevelSnapshot, job: JobRecord, carrier: { id: string; at: C
     }
     case 'STORING':
     case 'CLEAR_AUTOBAHN': {
+      // Left on a bot over a space or buffer it may stand on: it is set down right there.
+      const kind = carrier && s.level.kindAt(carrier.at.x, carrier.at.y);
+      if (job.type === 'CLEAR_AUTOBAHN' && (kind === 'storage' || kind === 'buffer')) return { cell: carrier!.at };
       // Home to a space; after a failed try, or with every space out of reach, a buffer will do.
       const space = freeSpace(s, carrier?.id ?? null, carrier?.at, free, pass.work)
         ?? (job.attempt > 1 || job.type === 'CLEAR_AUTOBAHN' ? freeBuffer(s, carrier?.id ?? null, carrier?.at, free) : undefined);
