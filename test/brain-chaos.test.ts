@@ -61,11 +61,20 @@ t.test(`seed ${seed}: every request ends, nothing is lost, nothing loops`, async
   const openRequests = () => [...a.app.store.collection(requests).scan()].filter((r) => !isFinalRequest(r.status));
   const bots = async () => (await api('/api/v2/bots')).json as { id: number; in_service: boolean; online: boolean }[];
 
-  /** The people at the balconies: most work is confirmed, some picks are short, some refused; a job in ERROR is fixed and tried again. */
+  const retried = new Set<string>();
+  /**
+   * The people at the balconies: most work is confirmed, some picks are short, some refused. A
+   * job in ERROR is tried again once (its lineage, by the job it recovers), then given up.
+   */
   async function people(): Promise<void> {
     for (const j of [...a.app.store.collection(jobs).findBy('status', 'EXECUTING'), ...a.app.store.collection(jobs).findBy('status', 'ERROR')]) {
       if (j.status === 'EXECUTING' && j.wait?.waiting_for !== 'trigger') continue;
       let body: Record<string, unknown> = {};
+      if (j.status === 'ERROR') {
+        const lineage = `${j.request_id}:${j.type}:${j.carrier_id ?? j.bot_id ?? j.entity_id}`;
+        if (retried.has(lineage)) body = { TriggerStatus: 'CANCELLED_TRIGGER' };
+        retried.add(lineage);
+      }
       if (j.status === 'EXECUTING' && j.type === 'PICKING' && rng.chance(0.15) && (j.quantity ?? 0) > 1) body = { TriggerStatus: 'SHORT_PICK_TRIGGER', selected_quantity: j.quantity! - 1 };
       else if (j.status === 'EXECUTING' && (j.type === 'PICKING' || j.type === 'REFILLING') && rng.chance(0.1)) body = { TriggerStatus: 'CANCELLED_TRIGGER' };
       const r = await api(`/api/v2/trigger/${j.id}`, 'POST', body);
@@ -179,8 +188,16 @@ t.test(`seed ${seed}: every request ends, nothing is lost, nothing loops`, async
     const open = a.app.requests.jobsOf(r.id).filter((j: JobRecord) => j.status !== 'SUCCEEDED' && j.status !== 'CANCELLED' && j.status !== 'ABORTED');
     return `${r.type} ${r.status}: ${open.map((j) => `${j.type} ${j.status} ${j.wait?.reason ?? ''}`).join('; ')}`;
   });
-  const standing = ended ? '' : `; bots: ${JSON.stringify(await bots())}; on the simulated bots: ${JSON.stringify((await sim.snapshot()).flatMap((l) => l.bots.filter((b) => b.carrier).map((b) => [b.id, b.carrier, b.x, b.y])))}; store: ${JSON.stringify([...a.app.store.collection(carriers).scan()].map((c) => [c.id, c.x, c.y]))}`;
-  if (!ended) for (const l of a.lines.filter((l) => l.level === 'warn' || l.level === 'error').slice(-25)) t.comment(JSON.stringify(l));
+  const standing = ended ? '' : `; bots: ${JSON.stringify(await bots())}; on the simulated bots: ${JSON.stringify((await sim.snapshot()).flatMap((l) => l.bots.map((b) => [b.id, b.carrier, b.x, b.y, b.lift, b.faults])))}; faults: ${JSON.stringify((await api('/api/v2/events?hex_value__eq=0x7001&size=20')).json.items.map((e: { description: string }) => e.description))}; store: ${JSON.stringify([...a.app.store.collection(carriers).scan()].map((c) => [c.id, c.x, c.y]))}`;
+  if (!ended) {
+    for (const b of (await sim.snapshot()).flatMap((l) => l.bots)) {
+      if (!b.carrier) continue;
+      const history = [...a.app.store.collection(jobs).findBy('carrier_id', b.carrier)].sort((x, y) => x.seq - y.seq).slice(-6)
+        .map((j) => `${j.type} ${j.status} bot ${j.bot_id} target ${JSON.stringify(j.target)} ${JSON.stringify(j.progress)} ${j.ended_because ?? j.wait?.reason ?? ''}`);
+      t.comment(`bot ${b.id} holds ${b.carrier} at ${b.x},${b.y}; the store has it at ${JSON.stringify(a.app.store.collection(carriers).get(b.carrier))}; its jobs: ${history.join(' | ')}`);
+    }
+  }
+  if (!ended) for (const l of a.lines.filter((l) => l.level === 'warn' || l.level === 'error' || /fault/.test(l.msg)).slice(-40)) t.comment(JSON.stringify(l));
   t.ok(ended, fail(`every request ends within ${SETTLE_MS / 1000} s of the last action; open: ${left.join(' || ')}${standing}`));
   await check('the end');
   const away = [...a.app.store.collection(carriers).scan()].filter((c) => !CARRIER_PLACES.has(a.app.site.kindAt(c.level_id, c.x, c.y)));
