@@ -27,8 +27,8 @@ export type BotEvent =
   | { kind: 'fault'; bot: BotState; fault: Fault }
   | { kind: 'online' | 'offline'; bot: BotState; reason: string };
 
-/** How a command ended: acknowledged with a result, or not delivered. */
-export type CommandOutcome = { delivered: true; result: Result; detail: number } | { delivered: false; reason: string };
+/** How a command ended: acknowledged with a result (an RFID_READ with the tag's bytes), or not delivered. */
+export type CommandOutcome = { delivered: true; result: Result; detail: number; data?: number[] } | { delivered: false; reason: string };
 
 /**
  * A level's radio line: `up` while its device is open and a node answers (or the level has no

@@ -227,7 +227,9 @@ export class SiteLines {
           break;
         }
         case 'acked':
-          this.settle(`${levelId}:${line.path}:${event.id}`, { delivered: true, result: event.result, detail: event.detail });
+          this.settle(`${levelId}:${line.path}:${event.id}`, {
+            delivered: true, result: event.result, detail: event.detail, ...(event.message ? { data: [...event.message.data] } : {}),
+          });
           break;
         case 'failed':
           this.settle(`${levelId}:${line.path}:${event.id}`, { delivered: false, reason: event.reason });

@@ -34,6 +34,9 @@ export interface BrainRadio {
   onBot(listener: (event: BotEvent) => void): () => void;
 }
 
+/** How often a bot holding a carrier the store does not place under it is asked which one it is. */
+const RECONCILE_MS = 30_000;
+
 /** A level whose bots have all been silent this long (with the radio running) puts the storage in ERROR. */
 const SILENT_LEVEL_MS = 10_000;
 
@@ -75,6 +78,8 @@ export class Brain {
   private startedAt = 0;
   /** What the lines said last, by level (none yet: unknown). */
   private readonly lines = new Map<number, LineStatus>();
+  /** When each bot's held carrier was last read (reconcile). */
+  private readonly reconciled = new Map<number, number>();
   /** Bots of each level in the database as the motion was last told. */
   private readonly onLevel = new Map<number, number>();
   private readonly log: Logger;
@@ -202,7 +207,10 @@ export class Brain {
       else await this.explainOnly(decisions);
     }
     await this.chargeBots();
-    for (const levelId of this.deps.motion.keys()) await this.recover(levelId, false);
+    for (const levelId of this.deps.motion.keys()) {
+      this.reconcile(levelId);
+      await this.recover(levelId, false);
+    }
     this.showLights();
     if (this.status !== 'SHUTTING_DOWN' && this.status !== 'STARTING_UP') await this.setStatus(...this.derivedStatus());
   }
@@ -419,6 +427,35 @@ export class Brain {
       }
     }
     return [...out];
+  }
+
+  /**
+   * A bot holding its lift up with no job driving it, where the store places no carrier, holds
+   * one the store places elsewhere (a failure the store did not see the end of): its carrier's
+   * tag says which, and the store follows the carrier to the bot, where its own work, or
+   * CLEAR_AUTOBAHN, picks it up. Asked once per bot per RECONCILE_MS.
+   */
+  private reconcile(levelId: number): void {
+    const radio = this.deps.radio;
+    const motion = this.deps.motion.get(levelId);
+    if (!radio || !motion) return;
+    const driving = new Set<number>();
+    for (const j of this.deps.work.allJobs()) if (j.bot_id !== null && (j.status === 'EXECUTING' || j.status === 'CANCELLING')) driving.add(j.bot_id);
+    const now = this.deps.now();
+    for (const b of motion.bots()) {
+      if (!b.lifted || !b.idle || !b.online || b.stuck || driving.has(b.id) || this.deps.carriers.at(levelId, b.x, b.y) !== undefined) continue;
+      if ((this.reconciled.get(b.id) ?? -Infinity) > now - RECONCILE_MS) continue;
+      this.reconciled.set(b.id, now);
+      void radio.send(levelId, b.id, { type: 'RFID_READ', target: 'CARRIER', offset: 0, length: 32 }).then(async (outcome) => {
+        const id = outcome.delivered && outcome.result === 'OK' && outcome.data ? Buffer.from(outcome.data).toString('utf8').replace(/\0+$/, '') : '';
+        const known = id ? this.deps.carriers.of(id) : undefined;
+        if (!known) return this.log.warn({ bot_id: b.id, level_id: levelId, tag: id, outcome }, 'bot holds a carrier the store does not know: a person must take it off');
+        const at = motion.lastSeen(b.id);
+        if (!at?.lifted) return;
+        this.log.warn({ bot_id: b.id, carrier_id: id, store: known, at }, 'bot holds a carrier the store placed elsewhere: the store follows it');
+        await this.deps.requests.write(() => this.deps.inventory.placeCarrierInWrite(id, levelId, at.x, at.y));
+      }).catch((err: unknown) => this.log.error({ err, bot_id: b.id }, 'could not reconcile a held carrier'));
+    }
   }
 
   private setFlag(key: SystemFlag['key'], value: boolean, now: number): void {

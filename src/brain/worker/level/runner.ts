@@ -238,8 +238,9 @@ export class LevelRunner implements RunnerState {
     logger.warn({ job_id: job.id, job_type: job.type, carrier_id: job.carrier_id, progress: current.progress, target, bot_id: job.bot_id, attempt: current.attempt, reason: failure.reason, recovery: recovery.kind },
       'bot job failed');
     if (recovery.kind === 'leave') return;
-    // A bot that stopped holding the carrier has it on board: the store says where it is now.
-    const bot = motion.bots().find((b) => b.id === job.bot_id);
+    // A bot that stopped holding the carrier has it on board: the store says where it is now
+    // (from its telemetry: a bot the planner lost track of still carries it).
+    const bot = job.bot_id === null ? undefined : motion.lastSeen(job.bot_id);
     const onBoard = job.carrier_id !== null && CARRIER_JOBS.has(job.type) && bot?.lifted === true;
     const reason = `bot ${job.bot_id}: ${failure.reason}`;
     await requests.write(() => {

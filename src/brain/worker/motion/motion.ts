@@ -54,8 +54,10 @@ export type GoalOutcome = { ok: true } | { ok: false; reason: string; cause: Fai
 
 export interface LevelMotion {
   readonly levelId: number;
-  /** The bots of the level now. */
+  /** The bots of the level now (those the planner has placed). */
   bots(): MotionBot[];
+  /** Where a bot's telemetry last put it and whether it holds a carrier, placed by the planner or not. */
+  lastSeen(botId: number): { x: number; y: number; lifted: boolean } | undefined;
   /** Sends a bot to a goal; resolves when it got there and did `then`, or why not. */
   go(botId: number, goal: MotionGoal): Promise<GoalOutcome>;
   /**

@@ -110,6 +110,11 @@ export class PlannedMotion implements LevelMotion {
     return out;
   }
 
+  lastSeen(botId: number): { x: number; y: number; lifted: boolean } | undefined {
+    const t = this.runs.get(botId)?.telemetry;
+    return t && { x: t.x, y: t.y, lifted: t.carrier_held };
+  }
+
   go(botId: number, goal: MotionGoal): Promise<GoalOutcome> {
     const r = this.runs.get(botId);
     if (!r || !r.planned) return Promise.resolve({ ok: false, reason: `bot ${botId} has not reported on level ${this.levelId}`, cause: 'lost' });
