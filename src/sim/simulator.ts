@@ -109,7 +109,8 @@ export class Simulator {
   /** A person takes a bot off its level (SimLevel.takeBot). */
   takeBot(levelId: number, botId: number): void {
     const bot = this.level(levelId).takeBot(botId);
-    this.batteries.set(botId, bot.battery);
+    // Kept in whole per mille, as a bot is put back with (its battery drains in fractions).
+    this.batteries.set(botId, Math.round(bot.battery));
   }
 
   /**

@@ -64,6 +64,8 @@ interface BotRun {
   lostLink: boolean;
   /** Kept where it stands out of dispatch (offboarding) until removed. */
   parked: boolean;
+  /** When the planner last refused to place it on release (set_stuck refused): it is freed again later. */
+  refusedAt?: number;
   /**
    * Stays on its charger (the planner keeps it there) until its telemetry says the charge is
    * done: 'asked' once CHARGE is accepted, 'seen' once telemetry shows it charging.
@@ -275,6 +277,8 @@ export class PlannedMotion implements LevelMotion {
     // rests (after a refused segment the planner's idea of its cell can be wrong).
     if (r.stuck && t.motion !== 'MOVING' && t.lift !== 'LIFTING' && t.lift !== 'LOWERING') {
       this.o.planner.reportTelemetry(r.id, state);
+      // Stopped only because the planner could not place it (no fault, on the line): try again.
+      if (r.refusedAt !== undefined && Date.now() - r.refusedAt > 1000 && event.bot.online && (t.faults & STOPPING_FLAGS) === 0 && !r.lostLink) this.free(r);
       return;
     }
     const p = r.pending;
@@ -298,6 +302,12 @@ export class PlannedMotion implements LevelMotion {
         const r = e.bot === undefined ? undefined : this.runs.get(e.bot);
         if (r && e.op === 'add_bot') r.planned = false;
         if (r && e.op === 'set_goal') this.finish(r.id, { ok: false, reason: `the planner refused the goal: ${e.reason}`, cause: 'refused' });
+        // Its telemetry puts it where another bot is planned: it stays stopped there, and is
+        // freed again once it reports a cell it can be placed on.
+        if (r && e.op === 'set_stuck') {
+          r.stuck = true;
+          r.refusedAt = Date.now();
+        }
         this.o.logger.warn({ level_id: this.levelId, event: e }, 'planner refused an input');
         break;
       }
@@ -430,6 +440,7 @@ export class PlannedMotion implements LevelMotion {
   /** A stopped bot works again: the planner places it where its telemetry says. */
   private free(r: BotRun): void {
     r.stuck = false;
+    r.refusedAt = undefined;
     this.o.planner.setStuck(r.id, false);
   }
 

@@ -134,12 +134,15 @@ export function mayQueue(s: LevelSnapshot, job: JobRecord): boolean {
 }
 
 /**
- * Cells with work: `running`, the carriers that running carrier jobs move and where running
- * jobs go; `pending`, the carriers of carrier jobs not started yet.
+ * Cells with work: `running`, the carriers that running carrier jobs move, where running jobs
+ * go, and where bots hold carriers up; `pending`, the carriers of carrier jobs not started yet.
  */
 export function laneWork(s: LevelSnapshot): { running: Set<string>; pending: Set<string> } {
   const running = new Set<string>();
   const pending = new Set<string>();
+  // A bot holding a carrier up in a lane gets out only while the spaces in front stay free,
+  // whatever its job's state (a copy waiting to try again, or none).
+  for (const b of s.bots ?? []) if (b.lifted) running.add(key(b));
   for (const j of s.jobs) {
     const on = started(j);
     if (on && j.target) running.add(key(j.target));

@@ -1,0 +1,63 @@
+// The level runner against the real store (src/brain/worker/level/runner.ts): a pass's
+// decisions are written together, and a decision that a commit overtook (a cancel between the
+// pass and its write) is dropped alone. Before, one ConflictError ("job ... is CANCELLED and
+// cannot become EXECUTING") threw away every start of the pass.
+import t from 'tap';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Store } from '../src/store/store.js';
+import { ALL_COLLECTIONS } from '../src/domain/collections.js';
+import { MIGRATIONS } from '../src/store/migrations.js';
+import { Events } from '../src/domain/events/events.js';
+import { Inventory } from '../src/domain/inventory/inventory.js';
+import { CarrierPlaces } from '../src/domain/inventory/carrier-places.js';
+import { OpenWork } from '../src/domain/requests/open-work.js';
+import { Requests } from '../src/domain/requests/requests.js';
+import { buildSite } from '../src/domain/site/load.js';
+import { LevelRunner } from '../src/brain/worker/level/runner.js';
+import { takeSnapshot } from '../src/brain/worker/level/snapshot.js';
+import { decide } from '../src/brain/worker/policy/dispatch.js';
+import type { LevelMotion } from '../src/brain/worker/motion/motion.js';
+import { createLogger } from '../src/log/logger.js';
+import { e2eSite } from './fixtures/e2e-site.js';
+
+t.test('a cancel between a pass and its write voids that one decision; the others are written', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'wh-runner-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const site = buildSite(e2eSite());
+  const store = await Store.open({ dir }, ALL_COLLECTIONS, MIGRATIONS);
+  t.teardown(() => store.close());
+  const events = new Events(store, Date.now);
+  const inventory = new Inventory({ store, site, now: Date.now, events });
+  await inventory.seedFromLayout();
+  const requests = new Requests({ store, site, inventory, events, now: Date.now, refresh: () => undefined, externalPicking: () => false, botLevel: () => undefined });
+  const work = new OpenWork(store, [1]);
+  const carriers = new CarrierPlaces(store);
+  t.teardown(() => {
+    work.close();
+    carriers.close();
+  });
+  // Two carriers brought in at balconies: each first waits for a person (ONBOARDING).
+  const first = (await requests.create({ type: 'CARRIER_ONBOARDING', carrier_id: 'N1', balcony_id: 1 })).request.id;
+  const second = (await requests.create({ type: 'CARRIER_ONBOARDING', carrier_id: 'N2', balcony_id: 2 })).request.id;
+  const level = site.level(1)!;
+  // No bot is asked anything: person jobs need no motion.
+  const motion = { levelId: 1, bots: () => [] } as unknown as LevelMotion;
+  const runner: LevelRunner = new LevelRunner({
+    level, requests, inventory, carriers, motion, logger: createLogger('silent'), now: Date.now,
+    snapshot: () => snapshot(),
+  });
+  const snapshot = () => takeSnapshot({
+    level, work, carriers, findJob: (id) => requests.findJob(id), bots: () => [], line: () => ({ up: true }), paused: () => false, chargeBelow: () => 20, now: Date.now,
+  }, runner);
+  const decisions = decide(snapshot());
+  t.same(decisions.map((d) => [d.kind, d.job.request_id]).sort(), [['await_person', first], ['await_person', second]].sort(), 'both wait for a person');
+  // The other thread's cancel lands before this pass writes.
+  await requests.cancel(first);
+  await runner.apply(decisions);
+  const status = (id: string) => requests.jobsOf(id).find((j) => j.type === 'ONBOARDING')!.status;
+  t.equal(status(first), 'CANCELLED', 'the cancelled one stays cancelled');
+  t.equal(status(second), 'EXECUTING', 'the other one waits for its person as decided');
+  t.match(requests.jobsOf(second).find((j) => j.type === 'ONBOARDING')!.wait, { waiting_for: 'trigger', reason: /balcony 2/ });
+});
