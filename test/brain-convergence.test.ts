@@ -101,6 +101,8 @@ t.test('an offboarded bot is out of service and gets no work until it is onboard
   const off = await post(a, '/api/v2/requests', { type: 'OFFBOARD', bot_id: 3, balcony_id: 1 });
   t.equal(off.status, 201, JSON.stringify(off.json));
   t.equal((await settle(a, [off.json.id])) && (await get(a, `/api/v2/requests?id__eq=${off.json.id}`)).items[0].status, 'SUCCEEDED');
+  t.same((await graph(a, off.json.id)).map((n) => `${n.type} ${n.status}`), ['OFFBOARDING SUCCEEDED', 'OFFBOARDING_BC SUCCEEDED', 'OFFBOARDING_BD SUCCEEDED'],
+    'the bot drove to the balcony, was parked, and was taken off');
   const bot3 = async () => ((await get(a, '/api/v2/bots')) as { id: number; in_service: boolean }[]).find((b) => b.id === 3);
   t.equal((await bot3())?.in_service, false, 'GET /bots says bot 3 is out of service');
   const again = await post(a, '/api/v2/requests', { type: 'OFFBOARD', bot_id: 3 });
@@ -126,4 +128,43 @@ t.test('a carrier onboarded at a balcony by a person is stored', async (t) => {
   await settle(a, [r.json.id]);
   t.equal((await get(a, `/api/v2/requests?id__eq=${r.json.id}`)).items[0].status, 'SUCCEEDED');
   t.ok(inStorage(a, 'C9'), 'C9 is in storage');
+});
+
+t.test('UNCHARGING without a bot takes every charging bot off its charger (UNCHARGE_ALL)', async (t) => {
+  const a = await startE2eApp();
+  t.teardown(() => a.close());
+  const charge = await post(a, '/api/v2/requests', { type: 'RECHARGE', bot_id: 2 });
+  t.equal(charge.status, 201, JSON.stringify(charge.json));
+  await settle(a, [charge.json.id]);
+  await until('bot 2 charging', async () => (await get(a, '/api/v2/bots?id=2'))[0].is_charging === true, 60_000);
+  const off = await post(a, '/api/v2/requests', { type: 'UNCHARGING' });
+  t.equal(off.status, 201, JSON.stringify(off.json));
+  await settle(a, [off.json.id]);
+  t.same((await graph(a, off.json.id)).map((n) => `${n.type} ${n.status}`), ['UNCHARGE_ALL SUCCEEDED']);
+  await until('bot 2 off its charger', async () => (await get(a, '/api/v2/bots?id=2'))[0].is_charging === false, 30_000);
+});
+
+t.test('a carrier left on a bot with no work is taken home (CLEAR_AUTOBAHN)', async (t) => {
+  const a = await startE2eApp();
+  t.teardown(() => a.close());
+  const r = await post(a, '/api/v2/requests', { type: 'FETCH', entities: [{ carrier_id: 'C4', balcony_ids: [2] }] });
+  const check = await until('C4 held at its balcony', async () => (await graph(a, r.json.id)).find((n) => n.type === 'CHECKING' && n.status === 'EXECUTING'), 60_000);
+  // Its storing fails for good: a person gives it up, and the carrier is left on its bot.
+  await post(a, '/api/v2/requests', { type: 'PAUSE' });
+  t.equal((await post(a, `/api/v2/trigger/${check.id}`)).status, 200);
+  const storing = await until('the storing to be ready', async () => (await graph(a, r.json.id)).find((n) => n.type === 'STORING' && n.status === 'ACCEPTED'));
+  await a.app.requests.write(() => a.app.requests.failJob(a.app.requests.job(storing.id), 'it could not go on'));
+  t.equal((await post(a, `/api/v2/trigger/${storing.id}`, { TriggerStatus: 'CANCELLED_TRIGGER' })).status, 200, 'a person gives it up');
+  t.equal((await get(a, `/api/v2/requests?id__eq=${r.json.id}`)).items[0].status, 'CANCELLED');
+  await post(a, '/api/v2/requests', { type: 'RESUME' });
+  const clear = await until('the brain to take it home', async () => {
+    for (const q of (await get(a, '/api/v2/requests?type__eq=RESUME&size=20')).items) {
+      const nodes = await graph(a, q.id);
+      if (nodes.some((n) => n.type === 'CLEAR_AUTOBAHN' && n.carrier_id === 'C4' && n.status === 'SUCCEEDED')) return q;
+    }
+    return undefined;
+  }, 90_000);
+  t.ok(clear, 'a CLEAR_AUTOBAHN took C4 home');
+  t.ok(inStorage(a, 'C4'), 'C4 is in storage');
+  t.equal((await get(a, '/api/v2/bots')).filter((b: { lifted_carrier: number }) => b.lifted_carrier === 1).length, 0, 'no bot holds a carrier');
 });

@@ -52,6 +52,15 @@ t.test('a line silent for several seconds: the bots come back into service and t
   await until('every bot online again', async () => (await online(a)) === 3, 20_000);
   const done = await work(a, r.json.id);
   t.equal(done.status, 'SUCCEEDED', 'the fetch posted during the outage is done');
+  // The brain's own request for the level whose line came back: reconnect, then refresh.
+  const recovery = await until('the recovery request to end', async () => {
+    const found = (await get(a, '/api/v2/requests?type__eq=RESUME&size=10')).items.find((x: { level_id: number }) => x.level_id === 1);
+    return found?.status === 'SUCCEEDED' ? found : undefined;
+  }, 60_000);
+  const jobs = (await get(a, `/api/v2/requests/${recovery.id}/job-graph`)).nodes.map((n: { type: string; status: string }) => `${n.type} ${n.status}`);
+  t.same(jobs, ['CONNECT_TO_BOTS SUCCEEDED', 'REFRESH_LEVEL SUCCEEDED'], 'CONNECT_TO_BOTS, then REFRESH_LEVEL');
+  const events = (await get(a, '/api/v2/events?level_id__eq=1&size=200')).items.map((e: { hex_value: string }) => e.hex_value);
+  t.ok(events.includes('0x7009') && events.includes('0x700A'), 'the line went down and came up, each once an event');
 });
 
 t.test('a killed simulator is started again like a gateway plugged in again, and the site works on', async (t) => {

@@ -135,6 +135,8 @@ export class Requests {
       if (plan.abort.failed) {
         request.status = 'ABORTED';
         request.abort_feedback = plan.abort.feedback;
+        // Nothing of it will be done: what it asked for is cancelled, so its counters add up.
+        request.entities = request.entities.map((e) => ({ ...e, cancelled_quantity: e.total_quantity }));
         this.store.collection(requests).put(request);
         this.deps.events.record(EVENT.requestRefused, `${request.type} request ${id} aborted: ${plan.abort.feedback.map((f) => `${f.entity_type} ${f.entity_id} ${f.error_code}`).join(', ')}`, { request_id: id });
         return { request, created: true };

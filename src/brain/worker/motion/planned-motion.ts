@@ -76,6 +76,8 @@ interface BotRun {
 export class PlannedMotion implements LevelMotion {
   readonly levelId: number;
   private readonly runs = new Map<number, BotRun>();
+  /** The last telemetry of bots that left the level. */
+  private readonly departed = new Map<number, BotState>();
   private readonly stops: (() => void)[] = [];
   private paused = false;
 
@@ -113,7 +115,7 @@ export class PlannedMotion implements LevelMotion {
   }
 
   lastSeen(botId: number): { x: number; y: number; lifted: boolean } | undefined {
-    const t = this.runs.get(botId)?.telemetry;
+    const t = this.runs.get(botId)?.telemetry ?? this.departed.get(botId);
     return t && { x: t.x, y: t.y, lifted: t.carrier_held };
   }
 
@@ -177,6 +179,8 @@ export class PlannedMotion implements LevelMotion {
   removeBot(botId: number): void {
     const r = this.runs.get(botId);
     if (!r) return;
+    // Where it left, for the job it was doing: a carrier on it left with it.
+    if (r.telemetry) this.departed.set(botId, r.telemetry);
     this.finish(botId, { ok: false, reason: `bot ${botId} left the level`, cause: 'lost' });
     if (r.planned) this.o.planner.removeBot(botId);
     this.runs.delete(botId);
