@@ -4,11 +4,11 @@
 // over while work waits never takes the process down (before, a worker terminated while a
 // native planner delivered aborted the whole daemon).
 import t, { type Test } from 'tap';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from './helpers/client.js';
-import { exited, startDaemon, type Daemon } from './helpers/daemon.js';
+import { exited, startWithClient, type Daemon } from './helpers/daemon.js';
 import { until } from './helpers/until.js';
 import { e2eSite } from './fixtures/e2e-site.js';
 
@@ -19,15 +19,10 @@ const stateDir = mkdtempSync(path.join(tmpdir(), 'wh-stop-'));
 const siteFile = path.join(stateDir, 'site.json');
 writeFileSync(siteFile, JSON.stringify(e2eSite()));
 t.teardown(() => rmSync(stateDir, { recursive: true, force: true }));
-const env = { WAREHOUSE_STATE_DIR: stateDir, WAREHOUSE_PORT: '0', WAREHOUSE_SITE: siteFile, WAREHOUSE_LINKS: 'on', WAREHOUSE_SIM_SPEED: '4', WAREHOUSE_LOG_LEVEL: 'info' };
+const env = { WAREHOUSE_PORT: '0', WAREHOUSE_SITE: siteFile, WAREHOUSE_LINKS: 'on', WAREHOUSE_SIM_SPEED: '4', WAREHOUSE_LOG_LEVEL: 'info' };
 
 async function start(t: Test): Promise<{ d: Daemon; c: Client }> {
-  const d = startDaemon(env);
-  t.teardown(() => d.child.kill('SIGKILL'));
-  const port = await d.listening;
-  const key = JSON.parse(readFileSync(path.join(stateDir, 'bootstrap-admin.json'), 'utf8')).api_key as string;
-  const c = new Client(port, readFileSync(path.join(stateDir, 'tls/self-signed-cert.pem')), key);
-  t.teardown(() => c.close());
+  const { d, c } = await startWithClient(t, stateDir, env);
   await until('three bots online', async () => (await c.get('/api/v2/bots')).json.filter((b: { online: boolean }) => b.online).length === 3, 30_000);
   return { d, c };
 }

@@ -23,6 +23,7 @@ import {
   type PlannerHeading,
 } from '../src/native/planner.js';
 import { until } from './helpers/until.js';
+import { seeded } from './helpers/seeded.js';
 
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 const same = (a: PlanState, b: PlanState): boolean => a.cell === b.cell && a.heading === b.heading && a.lifted === b.lifted;
@@ -32,18 +33,6 @@ function openGrid(width: number, height: number, blocked: number[] = []): Planne
   const flags = new Uint8Array(width * height);
   for (const c of blocked) flags[c] = CELL_BLOCKED;
   return { width, height, flags };
-}
-
-/** mulberry32: the simulation's own randomness, from the property's seed. */
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let x = s;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /**
@@ -432,7 +421,7 @@ function draw(width: number, flags: Uint8Array, bots: SimBot[]): string {
  * problems found (empty when all is well) and figures for the report.
  */
 async function simulate(s: Scenario): Promise<{ problems: string[]; goals: number; turns: number; stats: ReturnType<LevelPlanner['stats']> }> {
-  const rnd = prng(s.seed);
+  const rnd = seeded(s.seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
   const grid = makeMap(rnd, s.width, s.height, s.wallPercent, s.flags ? 3 : 0);
   const flags = grid.flags.slice();
@@ -769,7 +758,7 @@ t.test('a level of 1,000 bots: planning time and event loop delay (figures, not 
   const flags = new Uint8Array(width * height);
   for (let y = 1; y < height - 1; y++) for (let x = 1; x < width - 1; x++) if (y % 3 !== 0 && x % 9 !== 0) flags[y * width + x] = CELL_BLOCKED;
   const lp = createLevelPlanner({ grid: { width, height, flags }, validate: true });
-  const rnd = prng(42);
+  const rnd = seeded(42);
   const free: number[] = [];
   for (let c = 0; c < flags.length; c++) if (flags[c] === 0) free.push(c);
   const cells = free.slice().sort(() => rnd() - 0.5);

@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from './helpers/client.js';
-import { exited, startDaemon, type Daemon } from './helpers/daemon.js';
+import { exited, startDaemon, startWithClient } from './helpers/daemon.js';
 import { until } from './helpers/until.js';
 import { smallSite } from './fixtures/small-site.js';
 import { e2eSite } from './fixtures/e2e-site.js';
@@ -21,15 +21,7 @@ t.teardown(() => rmSync(stateDir, { recursive: true, force: true }));
 
 const env = { WAREHOUSE_STATE_DIR: stateDir, WAREHOUSE_PORT: '0', WAREHOUSE_SITE: siteFile, WAREHOUSE_LINKS: 'off', WAREHOUSE_LOG_LEVEL: 'info' };
 
-async function start(t: Test): Promise<{ d: Daemon; c: Client }> {
-  const d = startDaemon(env);
-  t.teardown(() => d.child.kill('SIGKILL'));
-  const port = await d.listening;
-  const key = JSON.parse(readFileSync(path.join(stateDir, 'bootstrap-admin.json'), 'utf8')).api_key as string;
-  const c = new Client(port, readFileSync(path.join(stateDir, 'tls/self-signed-cert.pem')), key);
-  t.teardown(() => c.close());
-  return { d, c };
-}
+const start = (t: Test) => startWithClient(t, stateDir, env);
 
 t.test('acknowledged requests, jobs, bookings and reservations survive kill -9', async (t) => {
   const first = await start(t);

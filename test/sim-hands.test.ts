@@ -14,26 +14,9 @@ import type { Frame, Heading, MessageOf } from '../src/link/protocol/messages.js
 import type { LevelSnapshot } from '../src/sim/gateway.js';
 import { startSimulator, type SimulatorProcess } from '../src/sim/process.js';
 import { TestController } from './helpers/sim-controller.js';
+import { simSite } from './fixtures/sim-site.js';
 
-// The 7×5 site of test/sim.test.ts: balcony 0's ports at (2, 0) and (3, 0), buffers at (1, 0)
-// and (4, 0), storage in row 2, the charger at (0, 4).
-const SITE = {
-  version: 1,
-  name: 'Hands test site',
-  levels: [{
-    id: 1, height: 0, grid: { width: 7, height: 5 },
-    rows: ['#BPPB##', '.......', '.SSS#S.', '.......', 'C######'],
-    serial_device: 'sim',
-    bots: [
-      { id: 1, start: { x: 0, y: 1 }, heading: 'E' },
-      { id: 2, start: { x: 6, y: 3 }, heading: 'W' },
-      { id: 3, start: { x: 0, y: 4 }, heading: 'N' },
-    ],
-  }],
-  balconies: [{ id: 0, level_id: 1, ports: [{ x: 2, y: 0 }, { x: 3, y: 0 }] }],
-  carriers: [{ id: 'C1', level_id: 1, x: 1, y: 2 }, { id: 'C2', level_id: 1, x: 1, y: 0 }],
-  skus: [],
-};
+const SITE = simSite('Hands test site');
 const LED0 = 0x1000;
 
 const dir = mkdtempSync(path.join(tmpdir(), 'sim-hands-'));

@@ -14,26 +14,9 @@ import { startSimulator, type SimulatorProcess } from '../src/sim/process.js';
 import { Simulator } from '../src/sim/simulator.js';
 import { FAULT_BY_NAME, FAULT_FLAGS } from '../src/link/protocol/faults.js';
 import { TestController } from './helpers/sim-controller.js';
+import { simSite } from './fixtures/sim-site.js';
 
-// The site of docs/site-layout.md with three bots: 1 on the highway, 2 next to a wall,
-// 3 on the charger.
-const SITE = {
-  version: 1,
-  name: 'Sim test site',
-  levels: [{
-    id: 1, height: 0, grid: { width: 7, height: 5 },
-    rows: ['#BPPB##', '.......', '.SSS#S.', '.......', 'C######'],
-    serial_device: 'sim',
-    bots: [
-      { id: 1, start: { x: 0, y: 1 }, heading: 'E' },
-      { id: 2, start: { x: 6, y: 3 }, heading: 'W' },
-      { id: 3, start: { x: 0, y: 4 }, heading: 'N' },
-    ],
-  }],
-  balconies: [{ id: 0, level_id: 1, ports: [{ x: 2, y: 0 }, { x: 3, y: 0 }] }],
-  carriers: [{ id: 'C1', level_id: 1, x: 1, y: 2 }, { id: 'C2', level_id: 1, x: 1, y: 0 }],
-  skus: [],
-};
+const SITE = simSite('Sim test site');
 
 const LED0 = 0x1000;
 const fault = (name: string): number => FAULT_BY_NAME.get(name)!.code;

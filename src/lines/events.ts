@@ -3,20 +3,11 @@
  * through messages: bot states and events, line states, command outcomes. Types only, so either
  * thread may import them.
  */
+import type { LiveBot } from '../domain/system/control.js';
 import type { Fault, Result, Telemetry } from '../link/protocol/messages.js';
 
-/** What `GET /bots` shows of a bot (spec 2.8), plus where it is and whether it answers. */
-export interface BotState {
-  id: number;
-  level_id: number;
-  battery_level: number;
-  is_charging: boolean;
-  /** The bot holds a carrier (the carrier's id is the inventory's business). */
-  carrier_held: boolean;
-  online: boolean;
-  x: number;
-  y: number;
-  heading: string;
+/** A bot as its radio line last heard it (what GET /bots shows), with its latched fault flags. */
+export interface BotState extends LiveBot {
   faults: number;
   updated_at: number | null;
 }

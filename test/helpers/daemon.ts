@@ -1,6 +1,8 @@
 /** The daemon as a child process, run from sources, and what it logs. */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { Client } from './client.js';
 
 const MAIN = path.join(import.meta.dirname, '../../src/main.ts');
 
@@ -41,3 +43,17 @@ export function startDaemon(env: Record<string, string>): Daemon {
 export const exited = (child: ChildProcess): Promise<number | null> =>
   child.exitCode !== null ? Promise.resolve(child.exitCode) : new Promise((r) => child.once('exit', (code) => r(code)));
 
+
+/**
+ * Starts the daemon on a state directory (with `env` added) and a client holding the bootstrap
+ * key; the test's teardown kills the one and closes the other.
+ */
+export async function startWithClient(t: { teardown(fn: () => unknown): void }, stateDir: string, env: Record<string, string>): Promise<{ d: Daemon; c: Client }> {
+  const d = startDaemon({ WAREHOUSE_STATE_DIR: stateDir, ...env });
+  t.teardown(() => d.child.kill('SIGKILL'));
+  const port = await d.listening;
+  const key = JSON.parse(readFileSync(path.join(stateDir, 'bootstrap-admin.json'), 'utf8')).api_key as string;
+  const c = new Client(port, readFileSync(path.join(stateDir, 'tls/self-signed-cert.pem')), key);
+  t.teardown(() => c.close());
+  return { d, c };
+}

@@ -35,7 +35,7 @@ export interface BrainRadio {
 }
 
 /** How often a bot holding a carrier the store does not place under it is asked which one it is. */
-const RECONCILE_MS = 30_000;
+const RECONCILE_MS = 3000;
 
 /** A level whose bots have all been silent this long (with the radio running) puts the storage in ERROR. */
 const SILENT_LEVEL_MS = 10_000;
