@@ -266,7 +266,7 @@ t.test('with external picking, missing quantities are warnings and a PICKING_ALE
   t.equal(waiting.quantity, 4);
   t.equal((await post(`/api/v2/trigger/${alert.id}`, { selected_quantity: 4 })).status, 200);
   const entity = (await request(r.json.id)).entities[0];
-  t.equal(entity.succeeded_quantity, 0, 'the alert is not the entity\'s PICKING work');
+  t.equal(entity.succeeded_quantity, 4, 'the alert is part of its SKU\'s entity: what was picked outside counts');
   await post(`/api/v2/requests/${r.json.id}/cancel`, {});
 });
 
@@ -310,13 +310,15 @@ t.test('the open work in memory follows every commit: a change at once, a job th
   const levels: number[] = [];
   const stop = work.onChange((change) => levels.push(...change.levels));
   t.teardown(stop);
-  await requests.write(() => requests.explain(requests.job(job.id), { waiting_for: 'bot', reason: 'a note from this thread' }));
-  t.equal(work.job(job.id)?.wait?.reason, 'a note from this thread', 'seen as soon as the write is durable');
+  // A field the brain's thread (running here, without bots) leaves alone.
+  const before = job.is_selectable;
+  await requests.write(() => requests.updateJob(requests.job(job.id), { is_selectable: !before }));
+  t.equal(work.job(job.id)?.is_selectable, !before, 'seen as soon as the write is durable');
   t.ok(levels.includes(job.level_id ?? 0), 'its level is named as changed');
   // What another thread commits arrives as a notice of the keys it changed.
-  await a.app.store.write(() => a.app.store.collection(jobs).put({ ...requests.job(job.id), wait: { waiting_for: 'bot', reason: 'there' } }));
+  await a.app.store.write(() => a.app.store.collection(jobs).put({ ...requests.job(job.id), is_selectable: before }));
   a.app.store.heard({ jobs: [job.id] });
-  t.equal(work.job(job.id)?.wait?.reason, 'there');
+  t.equal(work.job(job.id)?.is_selectable, before);
   t.equal(work.request(r.json.id)?.id, r.json.id, 'the request is open');
   t.equal((await post(`/api/v2/requests/${r.json.id}/cancel`, {})).status, 200);
   t.equal(work.job(job.id), undefined, 'a cancelled job leaves the open work');
