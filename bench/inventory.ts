@@ -297,6 +297,8 @@ interface Query {
   rawWhat: string;
 }
 const V = '/api/v2/inventory_view?';
+const PLAIN_LIKE = 'skus name__ilike=%bo%t% (a plain pattern)';
+const HOSTILE_LIKE = 'skus name__ilike=%a%a%a%a%a%a%a%ab (a hostile pattern)';
 const S = '/api/v2/skus?';
 const indexed = { ms: TARGET_INDEXED_MS, what: 'indexed filter' };
 const search = { ms: TARGET_SEARCH_MS, what: 'search with sort' };
@@ -320,6 +322,12 @@ const QUERIES: Query[] = [
   { name: `skus measurement_unit__in=${commonUnit}`, path: `${S}measurement_unit__in=${commonUnit}`, target: indexed,
     touches: (t) => t, raw: () => readByIndex(skusByUnit, db.skus, commonUnit), rawWhat: 'SKUs by the measurement_unit index' },
   { name: 'skus name__ilike=bolt sort_by=-total_quantity', path: `${S}name__ilike=bolt&sort_by=-total_quantity`,
+    touches: () => skuCount, raw: (n) => { let k = 0; for (const _ of db.skus.getRange({ limit: n })) k++; return k; }, rawWhat: 'SKUs in key order' },
+  // A plain wildcard pattern and a hostile one (eight `%a` blocks, which a backtracking regular
+  // expression took 95 s over): the hostile one must cost no more than twice the plain one.
+  { name: PLAIN_LIKE, path: `${S}name__ilike=${encodeURIComponent('%bo%t%')}`, slow: true,
+    touches: () => skuCount, raw: (n) => { let k = 0; for (const _ of db.skus.getRange({ limit: n })) k++; return k; }, rawWhat: 'SKUs in key order' },
+  { name: HOSTILE_LIKE, path: `${S}name__ilike=${encodeURIComponent(`${'%a'.repeat(8)}b`)}`, slow: true,
     touches: () => skuCount, raw: (n) => { let k = 0; for (const _ of db.skus.getRange({ limit: n })) k++; return k; }, rawWhat: 'SKUs in key order' },
 ];
 
@@ -384,6 +392,14 @@ for (const r of results) {
   }
   console.log(`${r.q.name}: p50 ${ms(h.p50)} p95 ${ms(h.p95)} p99 ${ms(h.p99)} max ${ms(h.max)} ms (daemon CPU ${ms(r.cpuPerRequest)} ms/req)` +
     ` | raw LMDB read of ${r.n} records (${r.q.rawWhat}): p50 ${ms(w.p50)} p95 ${ms(w.p95)} ms | ${verdict}`);
+}
+const plain = results.find((r) => r.q.name === PLAIN_LIKE);
+const hostile = results.find((r) => r.q.name === HOSTILE_LIKE);
+if (plain && hostile) {
+  const ratio = percentiles(hostile.http).p50 / percentiles(plain.http).p50;
+  const ok = ratio <= 2;
+  verdicts.push(ok);
+  console.log(`\nhostile __ilike pattern against a plain one, p50: ${ratio.toFixed(2)}x | target <= 2x ${ok ? 'PASS' : 'MISSED'}`);
 }
 const worstHwm = Math.max(firstMemory.hwm, afterMemory.hwm);
 const memOk = worstHwm < TARGET_MEMORY_KIB;

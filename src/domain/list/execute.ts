@@ -7,6 +7,7 @@
  * sort needs.
  */
 import { valueOf, type FieldTable, type Filter, type GatheredRows, type ListQuery, type ListSource, type Page, type SearchNode, type SortKey } from './fields.js';
+import { likeMatcher } from './like.js';
 
 type Predicate<T> = (row: T) => boolean;
 
@@ -194,10 +195,10 @@ function filterPredicate<T>(table: FieldTable<T>, filter: Filter): Predicate<T> 
       const needle = value as string;
       const lower = lowerCaser();
       if (needle.includes('%')) {
-        const pattern = new RegExp(`^${needle.split('%').map(escapeRegExp).join('.*')}$`, 's');
+        const matches = likeMatcher(needle);
         return (row) => {
           const v = get(row);
-          return v != null && pattern.test(lower(v));
+          return v != null && matches(lower(v));
         };
       }
       return (row) => {
@@ -417,8 +418,4 @@ function lowerCaser(): (v: unknown) => string {
     }
     return lower;
   };
-}
-
-function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
