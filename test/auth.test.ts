@@ -9,6 +9,8 @@ import { apiKeys, roles, users } from '../src/domain/auth/records.js';
 import { Auth } from '../src/domain/auth/auth.js';
 import { AUTHENTICATED } from '../src/http/route.js';
 import { findPresentedKey } from '../src/domain/auth/api-keys.js';
+import { ALL_PERMISSION_KEYS, expandPermissions, PERMISSIONS } from '../src/domain/auth/permissions.js';
+import { rolePermissions } from '../src/domain/auth/roles.js';
 
 interface Bootstrap {
   email: string;
@@ -38,6 +40,9 @@ function as(token: string | undefined): Client {
   clients.push(c);
   return c;
 }
+
+/** A key's hint, as lists show it: its prefix and last characters. */
+const hintOf = (value: string) => `${value.slice(0, 8)}…${value.slice(-4)}`;
 
 async function newKey(permission_keys: string[], extra: Record<string, unknown> = {}): Promise<string> {
   const r = await admin.post('/api/v2/auth/generate_api_key', { name: `k${Math.random()}`, permission_keys, ...extra });
@@ -139,9 +144,16 @@ t.test('the authorization matrix of every route', async (t) => {
   // Expiry cannot be set in the past through the API: age the key in the store.
   const record = findPresentedKey(a.app.auth.deps, expired)!;
   await a.app.store.write(() => a.app.store.collection(apiKeys).put({ ...record, expires_at: Date.now() - 1000 }));
-  const deletedId = (await admin.get('/api/v2/auth/api_keys?size=1000')).json.items.find((k: any) => k.api_key === deleted).id;
+  const deletedId = (await admin.get('/api/v2/auth/api_keys?size=1000')).json.items.find((k: any) => k.api_key === hintOf(deleted)).id;
   t.equal((await admin.request(`/api/v2/auth/api_keys/${deletedId}`, { method: 'DELETE' })).status, 200);
 
+  // A session of each built-in role: the bootstrap user is the Super Admin.
+  const loginAs = async (email: string, password: string) => as((await as(undefined).post('/api/v2/auth/login', { email, password })).json.access_token);
+  const roleLogins: [string, Client][] = [['super_admin', await loginAs(boot.email, boot.password)]];
+  for (const role of ['admin', 'operator', 'viewer']) {
+    const u = await newUser(role);
+    roleLogins.push([role, await loginAs(u.email, u.password)]);
+  }
   const cases: [string, Client][] = [
     ['no credentials', as(undefined)],
     ['malformed token', as('not-a-token')],
@@ -162,8 +174,31 @@ t.test('the authorization matrix of every route', async (t) => {
     const holding = (await send(holder)).status;
     t.ok(holding !== 401 && holding !== 403, `${r.method} ${r.path}: key holding the permission gets ${holding}`);
     holder.close();
+    // A key with every permission but this one (all the others of its area included).
+    const others = as(await newKey(ALL_PERMISSION_KEYS.filter((k) => k !== r.permission && !expandPermissions([k]).has(r.permission!))));
+    if (r.permission !== AUTHENTICATED) t.equal((await send(others)).status, 403, `${r.method} ${r.path}: key with every other permission`);
+    others.close();
+    // Each built-in role: allowed exactly when the role holds the permission.
+    for (const [role, login] of roleLogins) {
+      const holds = r.permission === AUTHENTICATED || rolePermissions(a.app.store.collection(roles).get(role)!).has(r.permission!);
+      const status = (await send(login)).status;
+      if (holds) t.ok(status !== 401 && status !== 403, `${r.method} ${r.path}: ${role} holds it (${status})`);
+      else t.equal(status, 403, `${r.method} ${r.path}: ${role} lacks it`);
+    }
   }
   for (const [, c] of cases) c.close();
+});
+
+t.test('no permission implies another by accident: removing bots is granted by name only', async (t) => {
+  for (const def of PERMISSIONS) {
+    for (const part of def.composes ?? []) t.ok(part.startsWith(`${def.group}:`), `${def.key} composes ${part} of its own area`);
+  }
+  t.notOk(expandPermissions(['system:manage']).has('system:delete_bots'), 'system:manage does not remove bots');
+  t.notOk(rolePermissions(a.app.store.collection(roles).get('admin')!).has('system:delete_bots'), 'so the Admin role cannot');
+  t.ok(rolePermissions(a.app.store.collection(roles).get('super_admin')!).has('system:delete_bots'), 'the Super Admin can');
+  const adminUser = await newUser('admin');
+  const login = await as(undefined).post('/api/v2/auth/login', { email: adminUser.email, password: adminUser.password });
+  t.equal((await as(login.json.access_token).request('/api/v2/bot?bot_idxs=999999', { method: 'DELETE' })).status, 403, 'DELETE /bot refused to an Admin');
 });
 
 t.test('escalation attempts are refused', async (t) => {
@@ -219,11 +254,16 @@ t.test('custom roles: create, edit, assign, delete, and client_state moves', asy
 t.test('API keys: one-time value, listing, permissions patch, delete, last_used', async (t) => {
   const value = await newKey(['roles:view'], { never_expires: true });
   const list = await admin.get('/api/v2/auth/api_keys?size=1000');
-  const info = list.json.items.find((k: any) => k.api_key === value);
-  t.ok(info, 'listed with its value to administrators');
+  const info = list.json.items.find((k: any) => k.api_key === hintOf(value));
+  t.ok(info, 'listed by its hint');
+  t.notOk(list.text.includes(value), 'no list shows a key\'s value');
+  t.match(info.owner, { email: 'admin@warehouse.local' }, 'with its owner');
   t.equal(info.expires_at, null);
+  const stored = a.app.store.collection(apiKeys).get(info.id)!;
+  t.notOk(JSON.stringify(stored).includes(value.slice(4)), 'the store keeps no form of the value but its digest');
+  t.notOk('sealed_key' in stored);
   const defaultExpiry = await newKey([]);
-  const d = (await admin.get('/api/v2/auth/api_keys?size=1000')).json.items.find((k: any) => k.api_key === defaultExpiry);
+  const d = (await admin.get('/api/v2/auth/api_keys?size=1000')).json.items.find((k: any) => k.api_key === hintOf(defaultExpiry));
   const days = (Date.parse(d.expires_at_utc) - Date.now()) / 86400_000;
   t.ok(days > 29.9 && days <= 30, 'expires in 30 days by default');
 
@@ -245,6 +285,39 @@ t.test('API keys: one-time value, listing, permissions patch, delete, last_used'
   t.equal((await admin.post('/api/v2/auth/generate_api_key', { name: 'p', expires_at: '2001-01-01T00:00:00Z' })).status, 422, 'expiry in the past');
   t.equal((await admin.post('/api/v2/auth/generate_api_key', { name: 'p', expires_at: '2999-01-01T00:00:00Z', never_expires: true })).status, 422);
   user.close();
+});
+
+t.test('a key is bounded by its owner\'s authority at every use', async (t) => {
+  const owner = await newUser('admin');
+  const login = await as(undefined).post('/api/v2/auth/login', { email: owner.email, password: owner.password });
+  const session = as(login.json.access_token);
+  const made = await session.post('/api/v2/auth/generate_api_key', { name: 'admin key', permission_keys: ['users:view', 'users:update', 'roles:view'] });
+  t.equal(made.status, 201);
+  const key = as(made.json.api_key);
+  t.equal((await key.get('/api/v2/auth/users')).status, 200, 'the key works while its owner is an admin');
+  // The owner is demoted: the key is narrowed at once, and cannot win the role back.
+  t.equal((await admin.request('/api/v2/auth/update_user', { method: 'PATCH', json: { user_id: owner.id, role_id: 'operator' } })).status, 200);
+  t.equal((await key.get('/api/v2/auth/users')).status, 403, 'after the demotion: refused');
+  const back = await key.request('/api/v2/auth/update_user', { method: 'PATCH', json: { user_id: owner.id, role_id: 'admin' } });
+  t.equal(back.status, 403, 'the key cannot re-promote its owner');
+  t.equal((await admin.get(`/api/v2/auth/users?id__eq=${owner.id}`)).json.items[0].role, 'operator');
+  // Permissions taken from the owner's role narrow it too; given back, they come back.
+  const role = await admin.post('/api/v2/auth/roles', { name: `readers ${Math.random()}`, authority_level: 50, permissions: ['users:view', 'roles:view'] });
+  await admin.request('/api/v2/auth/update_user', { method: 'PATCH', json: { user_id: owner.id, role_id: role.json.id } });
+  t.equal((await key.get('/api/v2/auth/users')).status, 200, 'within the owner\'s new role');
+  await admin.request(`/api/v2/auth/roles/${role.json.id}`, { method: 'PATCH', json: { permissions: ['roles:view'] } });
+  t.equal((await key.get('/api/v2/auth/users')).status, 403, 'a permission taken from the owner\'s role is gone from the key at once');
+  t.equal((await key.get('/api/v2/auth/roles')).status, 200, 'the rest stays');
+  // A key made by that key belongs to the same owner.
+  await admin.request(`/api/v2/auth/roles/${role.json.id}`, { method: 'PATCH', json: { permissions: ['roles:view', 'api_keys:create'] } });
+  // (A role change revoked the owner's tokens: log in again.)
+  const again = as((await as(undefined).post('/api/v2/auth/login', { email: owner.email, password: owner.password })).json.access_token);
+  const maker = as((await again.post('/api/v2/auth/generate_api_key', { name: 'key maker', permission_keys: ['api_keys:create', 'roles:view'] })).json.api_key);
+  const keyMade = await maker.post('/api/v2/auth/generate_api_key', { name: 'grandchild', permission_keys: ['roles:view'] });
+  t.equal(keyMade.status, 201);
+  const grandchild = (await admin.get('/api/v2/auth/api_keys?size=1000')).json.items.find((k: any) => k.api_key === hintOf(keyMade.json.api_key));
+  t.equal(grandchild.owner.id, owner.id, 'a key made by a key has that key\'s owner');
+  key.close();
 });
 
 t.test('users: create, reset, list with filters, update', async (t) => {
@@ -368,40 +441,30 @@ async function listedKeys(c: Client): Promise<Map<number, string>> {
 async function generated(c: Client, permission_keys: string[]): Promise<{ id: number; value: string }> {
   const r = await c.post('/api/v2/auth/generate_api_key', { name: `g${Math.random()}`, permission_keys });
   if (r.status !== 201) throw new Error(r.text);
-  const id = (await admin.get('/api/v2/auth/api_keys?size=1000')).json.items.find((k: any) => k.api_key === r.json.api_key).id;
+  const id = (await admin.get('/api/v2/auth/api_keys?size=1000')).json.items.find((k: any) => k.api_key === hintOf(r.json.api_key)).id;
   return { id, value: r.json.api_key };
 }
 
-t.test('key values are listed only to callers who could have made the key', async (t) => {
+t.test('no list shows a key\'s value, whoever asks: the hint and the owner', async (t) => {
   const role = async (name: string, permissions: string[]) => (await admin.post('/api/v2/auth/roles', { name, authority_level: 50, permissions })).json.id;
   const keyViewer = await userClient(await role('Key viewer', ['api_keys:view', 'api_keys:create', 'jobs:view']));
-  const userViewer = await userClient(await role('User viewer', ['api_keys:create', 'users:view']));
   const adminUser = await userClient('admin');
   const own = await generated(keyViewer, ['jobs:view']);
-  const wider = await generated(userViewer, ['users:view']);
   const adminsOwn = await generated(adminUser, ['jobs:view']);
   const bootstrapId = (await admin.get('/api/v2/auth/api_keys?name__eq=bootstrap')).json.items[0].id;
-  const masked = /^whk_.{4}….{4}$/;
-
-  const seenByCustom = await listedKeys(keyViewer);
-  t.equal(seenByCustom.get(own.id), own.value, 'a key within the caller\'s permissions shows its value');
-  t.match(seenByCustom.get(wider.id), masked, 'a key with a permission the caller lacks is masked');
-  t.not(seenByCustom.get(wider.id), wider.value);
-  t.match(seenByCustom.get(adminsOwn.id), masked, 'a key made with more authority is masked');
-  t.match(seenByCustom.get(bootstrapId), masked);
-
-  const seenByAdmin = await listedKeys(adminUser);
-  t.match(seenByAdmin.get(bootstrapId), masked, 'an Admin does not see the bootstrap key');
-  t.notOk(seenByAdmin.get(bootstrapId)?.includes(boot.api_key));
-  t.equal(seenByAdmin.get(adminsOwn.id), adminsOwn.value);
-  t.equal(seenByAdmin.get(wider.id), wider.value);
-  t.equal((await listedKeys(admin)).get(bootstrapId), boot.api_key, 'the bootstrap key sees every value');
+  for (const [who, client] of [['its maker', keyViewer], ['an Admin', adminUser], ['the bootstrap key', admin]] as const) {
+    const listed = await listedKeys(client);
+    t.equal(listed.get(own.id), hintOf(own.value), `${who} sees the hint`);
+    t.equal(listed.get(adminsOwn.id), hintOf(adminsOwn.value));
+    t.notOk([...listed.values()].some((v) => v === own.value || v === adminsOwn.value || v === boot.api_key), `${who} sees no value`);
+  }
+  t.equal((await listedKeys(admin)).get(bootstrapId), hintOf(boot.api_key));
 });
 
 t.test('deleting a key made with more authority is refused, as patching it is', async (t) => {
   const adminUser = await userClient('admin');
   const above = await newKey(['jobs:view']); // made with the bootstrap key: authority 100
-  const aboveId = (await admin.get('/api/v2/auth/api_keys?size=1000')).json.items.find((k: any) => k.api_key === above).id;
+  const aboveId = (await admin.get('/api/v2/auth/api_keys?size=1000')).json.items.find((k: any) => k.api_key === hintOf(above)).id;
   t.equal((await adminUser.request(`/api/v2/auth/api_keys/${aboveId}`, { method: 'DELETE' })).status, 403);
   t.equal((await adminUser.request(`/api/v2/auth/api_keys/${aboveId}/permissions`, { method: 'PATCH', json: { permission_keys: [] } })).status, 403);
   t.equal((await as(above).get('/api/v2/jobs')).status, 200, 'the key still works');
@@ -462,7 +525,7 @@ t.test('POST /requests needs the permission of the request type', async (t) => {
 t.test('bad input on the bodies of reset, refresh, forgot, role and key-permission changes', async (t) => {
   const role = (await admin.post('/api/v2/auth/roles', { name: 'Bad input target', authority_level: 20 })).json;
   const keyValue = await newKey([]);
-  const keyId = (await admin.get('/api/v2/auth/api_keys?size=1000')).json.items.find((k: any) => k.api_key === keyValue).id;
+  const keyId = (await admin.get('/api/v2/auth/api_keys?size=1000')).json.items.find((k: any) => k.api_key === hintOf(keyValue)).id;
   const long = 'x'.repeat(2000);
   const cases: [string, string, unknown][] = [
     ['POST', '/api/v2/auth/forgot_password', {}],

@@ -1,10 +1,11 @@
 /**
- * API keys. The value is shown once at creation and listed to administrators, so it is kept
- * encrypted (not hashed) and found through a keyed digest; a presented key is compared with
- * the decrypted one in constant time. `last_used` is kept in memory and written in batches,
- * never once per request.
+ * API keys. The value is shown once, at creation; the store keeps only its keyed digest (how a
+ * presented key is found) and a hint to recognise it by. A key is bounded at every use by its
+ * owner's authority now: a role change of the owner, or permissions taken from the owner's
+ * role, narrow it at once (a key made by an admin who was demoted must not outlive that).
+ * `last_used` is kept in memory and written in batches, never once per request.
  */
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { DomainError, NotFoundError, ValidationError } from '../errors.js';
 import type { Caller } from './caller.js';
 import { authChanged, type AuthDeps } from './context.js';
@@ -13,7 +14,7 @@ import { who } from './caller.js';
 import { expandPermissions } from './permissions.js';
 import { checkPermissions } from './roles.js';
 import { apiKeys, type ApiKeyRecord } from './records.js';
-import { digest, seal, unseal } from './secrets.js';
+import { digest, unseal } from './secrets.js';
 
 /** Every key starts with this, so a leaked one is recognisable (and scanners can find it). */
 export const API_KEY_PREFIX = 'whk_';
@@ -44,13 +45,13 @@ export async function generateApiKey(deps: AuthDeps, caller: Caller, input: Gene
     const r: ApiKeyRecord = {
       id: deps.store.nextId('api_keys'),
       name: input.name.trim(),
-      sealed_key: seal(deps.secrets.encryptionKey, value),
       key_digest: digest(deps.secrets.digestKey, value),
+      hint: maskKey(value),
       permission_keys,
       expires_at,
       last_used: null,
       authority_level: caller.authorityLevel,
-      created_by: caller.kind === 'user' ? caller.id! : null,
+      created_by: caller.kind === 'user' ? caller.id! : caller.owner ?? null,
       created_at: now,
     };
     deps.store.collection(apiKeys).put(r);
@@ -60,25 +61,9 @@ export async function generateApiKey(deps: AuthDeps, caller: Caller, input: Gene
   return { record, value };
 }
 
-/** The decrypted value of a stored key (for administrators' listings). */
-export function keyValue(deps: AuthDeps, record: ApiKeyRecord): string {
-  return unseal(deps.secrets.encryptionKey, record.sealed_key);
-}
-
 /** A key value cut to its prefix and last characters: enough to recognise, not to use. */
 export function maskKey(value: string): string {
   return `${value.slice(0, 8)}…${value.slice(-4)}`;
-}
-
-/**
- * Whether the caller may see a key's value: only when the key can do nothing the caller
- * cannot, that is its permissions are a subset of the caller's and it was not made with more
- * authority. Otherwise the value would hand the caller powers it does not hold.
- */
-export function mayRevealKey(caller: Caller, record: ApiKeyRecord): boolean {
-  if (record.authority_level > caller.authorityLevel) return false;
-  for (const key of expandPermissions(record.permission_keys)) if (!caller.permissions.has(key)) return false;
-  return true;
 }
 
 /** Deletes a key under the rule of patching; it stops authenticating at once. */
@@ -113,21 +98,39 @@ function checkKeyReach(caller: Caller, record: ApiKeyRecord): void {
   if (record.authority_level > caller.authorityLevel) throw new DomainError('forbidden', 'That key was made with more authority than yours');
 }
 
-/** Finds the key a caller presented, or undefined when it is unknown, wrong or expired. */
+/** Finds the key a caller presented, or undefined when it is unknown or expired. */
 export function findPresentedKey(deps: AuthDeps, presented: string): ApiKeyRecord | undefined {
   if (!presented.startsWith(API_KEY_PREFIX) || presented.length > 100) return undefined;
+  // The digest is keyed: equal digests are the same key, and nothing about a near miss leaks.
   const record = deps.store.collection(apiKeys).findOne('key_digest', digest(deps.secrets.digestKey, presented));
   if (!record) return undefined;
-  const stored = Buffer.from(keyValue(deps, record));
-  const given = Buffer.from(presented);
-  if (stored.length !== given.length || !timingSafeEqual(stored, given)) return undefined;
   if (record.expires_at !== null && record.expires_at <= deps.now()) return undefined;
   return record;
 }
 
-/** Caller of a key. */
-export function keyCaller(record: ApiKeyRecord): Caller {
-  return { kind: 'api_key', id: record.id, permissions: expandPermissions(record.permission_keys), authorityLevel: record.authority_level };
+/**
+ * The caller a key is now: its own permissions and authority, each bounded by what its owner
+ * holds now (`owner` undefined: the owner no longer exists, so the key authenticates nobody).
+ */
+export function keyCaller(record: ApiKeyRecord, owner: { permissions: ReadonlySet<string>; authorityLevel: number } | null | undefined): Caller | undefined {
+  if (owner === undefined) return undefined;
+  const own = expandPermissions(record.permission_keys);
+  const permissions = owner === null ? own : new Set([...own].filter((k) => owner.permissions.has(k)));
+  const authorityLevel = owner === null ? record.authority_level : Math.min(record.authority_level, owner.authorityLevel);
+  return { kind: 'api_key', id: record.id, permissions, authorityLevel, owner: record.created_by };
+}
+
+/**
+ * Keys stored before values were kept only as digests carry the value encrypted: it is reduced
+ * to its hint and dropped, once, at start. Call inside a write.
+ */
+export function forgetKeyValues(deps: AuthDeps): void {
+  const c = deps.store.collection(apiKeys);
+  for (const record of [...c.scan()] as (ApiKeyRecord & { sealed_key?: string })[]) {
+    if (record.sealed_key === undefined) continue;
+    const { sealed_key, ...rest } = record;
+    c.put({ ...rest, hint: maskKey(unseal(deps.secrets.encryptionKey, sealed_key)) });
+  }
 }
 
 /** Remembers when keys were last used and writes it out in one transaction per interval. */

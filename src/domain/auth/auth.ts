@@ -8,11 +8,11 @@ import { DomainError, TooManyRequestsError } from '../errors.js';
 import type { Caller } from './caller.js';
 import { AUTH_VERSION, authChanged, type AuthDeps } from './context.js';
 import { EVENT } from '../events/catalogue.js';
-import { findPresentedKey, generateApiKey, keyCaller, LastUsedTracker } from './api-keys.js';
+import { findPresentedKey, forgetKeyValues, generateApiKey, keyCaller, LastUsedTracker } from './api-keys.js';
 import { ALL_PERMISSION_KEYS } from './permissions.js';
 import { generatePassword, hashPassword, verifyPassword } from './passwords.js';
 import { AttemptLimiter } from './rate-limit.js';
-import { roles, users, type UserRecord } from './records.js';
+import { roles, users, type ApiKeyRecord, type UserRecord } from './records.js';
 import { issueResetCode, resetPassword, type ResetInput } from './reset.js';
 import { rolePermissions, seedRoles, SEEDED_ROLES } from './roles.js';
 import { issueTokens, pruneSessions, refreshTokens, refuseExpiredPassword, verifyAccessToken, type TokenPair } from './tokens.js';
@@ -44,6 +44,7 @@ export class Auth {
     const auth = new Auth(deps);
     await deps.store.write(() => {
       if (seedRoles(deps)) deps.store.nextId(AUTH_VERSION);
+      forgetKeyValues(deps);
     });
     if (deps.store.collection(users).count() === 0) await auth.bootstrap();
     await pruneSessions(deps);
@@ -62,12 +63,21 @@ export class Auth {
     const token = match[1]!;
     if (token.startsWith('whk_')) {
       const key = findPresentedKey(this.deps, token);
-      if (!key) return ANONYMOUS;
-      this.lastUsed.touch(key.id);
-      return keyCaller(key);
+      const caller = key && keyCaller(key, this.ownerOf(key));
+      if (!caller) return ANONYMOUS;
+      this.lastUsed.touch(key!.id);
+      return caller;
     }
     const user = await verifyAccessToken(this.deps, token);
     return user ? this.userCaller(user) : ANONYMOUS;
+  }
+
+  /** What a key's owner holds now: null for a key without one, undefined when the owner or its role is gone. */
+  private ownerOf(key: ApiKeyRecord): { permissions: ReadonlySet<string>; authorityLevel: number } | null | undefined {
+    if (key.created_by === null) return null;
+    const owner = this.deps.store.collection(users).get(key.created_by);
+    const role = owner && this.deps.store.collection(roles).get(owner.role_id);
+    return role ? { permissions: this.permissionsOf(role.id), authorityLevel: role.authority_level } : undefined;
   }
 
   /** The caller a user is, from its role. */

@@ -7,6 +7,8 @@ export interface Caller {
   permissions: ReadonlySet<string>;
   /** Roles and users at or above this level are out of the caller's reach. */
   authorityLevel: number;
+  /** For an API key: the user whose authority bounds it (null for a key made before owners were kept). */
+  owner?: number | null;
 }
 
 /** How events name a caller: never a secret, only kind and id. */

@@ -15,11 +15,15 @@ export interface PermissionDef {
 
 const defs: PermissionDef[] = [];
 
-function group(name: string, actions: Record<string, string>, manage?: string): void {
+/**
+ * A group of keys, and its `:manage` key composing them all but `apart`: actions that must be
+ * granted by name, never with a whole area (removing bots behind the brain's back).
+ */
+function group(name: string, actions: Record<string, string>, manage?: string, apart: readonly string[] = []): void {
   const keys: string[] = [];
   for (const [action, description] of Object.entries(actions)) {
     const key = `${name}:${action}`;
-    keys.push(key);
+    if (!apart.includes(action)) keys.push(key);
     defs.push({ key, group: name, description });
   }
   if (manage) defs.push({ key: `${name}:manage`, group: name, description: manage, composes: keys });
@@ -80,8 +84,8 @@ group('system', {
   restart_brain: 'Restart the orchestration brain',
   charge_bots: 'Send all bots to charge',
   balcony_leds: 'Set balcony LED sequences',
-  delete_bots: 'Remove bots from the database (maintenance)',
-}, 'Everything about the system');
+  delete_bots: 'Remove bots from the database (maintenance; granted by name only, not by system:manage)',
+}, 'Everything about the system but removing bots', ['delete_bots']);
 group('workflows', {
   view: 'Read scanner workflows',
   create: 'Create scanner workflows',

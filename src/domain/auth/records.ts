@@ -33,15 +33,19 @@ export interface RoleRecord {
 export interface ApiKeyRecord {
   id: number;
   name: string;
-  /** The key value, encrypted (secrets.seal). */
-  sealed_key: string;
-  /** Keyed digest of the key value: how a presented key is found. */
+  /** Keyed digest of the key value: how a presented key is found. The value itself is not kept. */
   key_digest: string;
+  /** The value's prefix and last characters: enough to recognise a key, not to use it. */
+  hint: string;
   permission_keys: string[];
   expires_at: number | null;
   last_used: number | null;
   /** Authority of its creator when it was made: the ceiling for what the key may do to roles. */
   authority_level: number;
+  /**
+   * The user whose authority bounds the key at every use (the creating user, or the owner of the
+   * key that created it); null for keys made before owners were kept, bounded by themselves only.
+   */
   created_by: number | null;
   created_at: number;
 }

@@ -1,7 +1,7 @@
 /** Spec 4.1: authentication, users, roles, permissions and API keys. */
 import Type from 'typebox';
 import type { Auth } from '../../domain/auth/auth.js';
-import { deleteApiKey, generateApiKey, keyValue, maskKey, mayRevealKey, setApiKeyPermissions } from '../../domain/auth/api-keys.js';
+import { deleteApiKey, generateApiKey, setApiKeyPermissions } from '../../domain/auth/api-keys.js';
 import type { Caller } from '../../domain/auth/caller.js';
 import { PERMISSIONS, expandPermissions } from '../../domain/auth/permissions.js';
 import { apiKeys, roles as roleRecords, users as userRecords, type ApiKeyRecord, type RoleRecord, type UserRecord } from '../../domain/auth/records.js';
@@ -66,11 +66,11 @@ export function authRoutes(auth: Auth, options: AuthRouteOptions): AnyRoute[] {
     role: u.role_id,
     role_details: roleView(deps.store.collection(roleRecords).get(u.role_id) ?? missingRole(u.role_id)),
   });
-  const keyView = (k: ApiKeyRecord, caller: Caller) => {
+  const keyView = (k: ApiKeyRecord) => {
     const lastUsed = auth.lastUsed.lastUsed(k);
-    const value = keyValue(deps, k);
+    const owner = k.created_by === null ? undefined : deps.store.collection(userRecords).get(k.created_by);
     return {
-      id: k.id, name: k.name, api_key: mayRevealKey(caller, k) ? value : maskKey(value), permission_keys: k.permission_keys,
+      id: k.id, name: k.name, api_key: k.hint, owner: owner ? { id: owner.id, username: owner.username, email: owner.email } : null, permission_keys: k.permission_keys,
       expires_at: legacyStamp(k.expires_at, zone), expires_at_utc: utcStamp(k.expires_at),
       last_used: legacyStamp(lastUsed, zone), last_used_utc: utcStamp(lastUsed),
     };
@@ -172,19 +172,19 @@ export function authRoutes(auth: Auth, options: AuthRouteOptions): AnyRoute[] {
     // Not listRoute: what each item shows depends on the caller.
     route({
       method: 'GET', path: '/api/v2/auth/api_keys', tag: 'auth', permission: 'api_keys:view',
-      summary: 'API keys, with the values of those the caller could have made',
-      description: 'A key\'s value is shown only when its permissions are all held by the caller and it was not made with more authority than the caller\'s; other values are masked (`whk_xxxx…xxxx`), as in the delete answer.',
+      summary: 'API keys with their owners; never a key\'s value',
+      description: 'A key\'s value is shown once, in the answer that creates it, and kept only as a digest: `api_key` is its hint (`whk_xxxx…xxxx`), enough to recognise it. `owner` is the user whose authority bounds the key at every use (null for a key made before owners were kept).',
       query: listQuerySchema(KEY_FIELDS, listOptions),
       responses: { 200: Page(ApiKeyInfo) },
-      handler: ({ query, caller }) => {
+      handler: ({ query }) => {
         const page = executeList(KEY_FIELDS, keySource, parseListQuery(KEY_FIELDS, query, listOptions));
-        return { ...page, items: page.items.map((k) => keyView(k, caller)) };
+        return { ...page, items: page.items.map(keyView) };
       },
     }),
     route({
       method: 'POST', path: '/api/v2/auth/generate_api_key', tag: 'auth', permission: 'api_keys:create',
       summary: 'Create an API key',
-      description: 'The key has only the permissions given, each of which the caller must hold. It expires at `expires_at`, 30 days from now by default, or never with `never_expires`. The value is in the answer.',
+      description: 'The key has only the permissions given, each of which the caller must hold, and at every use no more than its owner (the caller, or the owner of the calling key) holds then. It expires at `expires_at`, 30 days from now by default, or never with `never_expires`. The value is in this answer and nowhere else, ever: store it.',
       body: GenerateKeyBody,
       responses: { 201: Type.Object({ api_key: Type.String() }) },
       handler: async ({ body, caller }) => {
@@ -205,7 +205,7 @@ export function authRoutes(auth: Auth, options: AuthRouteOptions): AnyRoute[] {
       responses: { 200: Type.Object({ message: Type.String(), deleted_key: Type.String({ description: 'The key value, masked' }), deleted_key_id: Type.Integer(), deleted_key_name: Type.String() }) },
       handler: async ({ params, caller }) => {
         const removed = await deleteApiKey(deps, caller, params.api_key_id);
-        return { message: `API key ${removed.name} deleted`, deleted_key: maskKey(keyValue(deps, removed)), deleted_key_id: removed.id, deleted_key_name: removed.name };
+        return { message: `API key ${removed.name} deleted`, deleted_key: removed.hint, deleted_key_id: removed.id, deleted_key_name: removed.name };
       },
     }),
     route({

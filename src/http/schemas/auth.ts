@@ -47,7 +47,8 @@ export const UserSchema = Type.Object({
 export const ApiKeyInfo = Type.Object({
   id: Type.Integer(),
   name: Type.String(),
-  api_key: Type.String({ description: 'The key value when the caller holds every permission of the key; masked otherwise' }),
+  api_key: Type.String({ description: 'The key\'s hint (its prefix and last characters): the value is shown only when the key is created' }),
+  owner: Nullable(Type.Object({ id: Type.Integer(), username: Type.String(), email: Type.String() }, { description: 'Beyond the spec: the user whose authority bounds the key at every use (null for keys made before owners were kept)' })),
   permission_keys: Type.Array(Type.String()),
   ...Timestamp('expires_at', true),
   ...Timestamp('last_used', true),
