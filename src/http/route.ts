@@ -111,11 +111,28 @@ export interface RouteSpec<P extends TObject | undefined, Q extends TObject | un
 /** A route with its types erased, as the router keeps it. */
 export type AnyRoute = RouteSpec<TObject | undefined, TObject | undefined, TSchema | MultipartBody | undefined>;
 
-/** Declares a route; the identity function that gives the handler its input types. */
+/**
+ * Declares a route; gives the handler its input types. A JSON body is an allow-list: every object
+ * in it that names its fields takes no other (a read-only `id` or `total_quantity` is refused
+ * with 422, not stored), unless it says otherwise; the OpenAPI document says the same.
+ */
 export function route<P extends TObject | undefined = undefined, Q extends TObject | undefined = undefined, B extends TSchema | MultipartBody | undefined = undefined>(
   spec: RouteSpec<P, Q, B>,
 ): AnyRoute {
-  return spec as unknown as AnyRoute;
+  if (spec.body === undefined || isMultipart(spec.body)) return spec as unknown as AnyRoute;
+  return { ...spec, body: strict(spec.body as TSchema) } as unknown as AnyRoute;
+}
+
+/** A copy of a schema whose objects with named fields forbid others where they do not decide themselves. */
+function strict<T>(schema: T): T {
+  if (Array.isArray(schema)) return schema.map(strict) as T;
+  if (schema === null || typeof schema !== 'object') return schema;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) out[key] = strict(value);
+  if (out['type'] === 'object' && out['properties'] !== undefined && out['additionalProperties'] === undefined && out['patternProperties'] === undefined) {
+    out['additionalProperties'] = false;
+  }
+  return out as T;
 }
 
 /** Whether a body spec is multipart. */

@@ -48,6 +48,9 @@ interface Placement {
   load: LoadRecord | null;
 }
 
+/** The fields of an SKU that PATCH /sku/{id} may change. */
+const SKU_EDITABLE = ['name', 'measurement_unit', 'on_empty_sku_action', 'allowed_box_size_capacities', 'balcony_ids'] as const satisfies readonly (keyof SkuInput)[];
+
 export class Inventory {
   constructor(private readonly deps: InventoryDeps) {}
 
@@ -90,7 +93,8 @@ export class Inventory {
     const sku = await this.store.write(() => {
       const current = this.liveSku(id);
       const next: SkuRecord = { ...current, updated_at: this.deps.now() };
-      for (const key of Object.keys(input) as (keyof SkuInput)[]) {
+      // Only the fields an SKU's owner edits: ids, totals and counters are the system's.
+      for (const key of SKU_EDITABLE) {
         if (input[key] !== undefined) (next as unknown as Record<string, unknown>)[key] = input[key];
       }
       if (input.allowed_box_size_capacities !== undefined) {
