@@ -30,6 +30,7 @@ import { authSettingsFrom } from './domain/settings/auth-settings.js';
 import { settingsRoutes } from './http/routes/settings.js';
 import { eventRoutes, eventStreamRoute } from './http/routes/events.js';
 import { VERSION } from './version.js';
+import { holdStateDir } from './state-dir.js';
 import { Diagnostics } from './domain/diagnostics/report.js';
 import { reportRoutes } from './http/routes/report.js';
 import type { LogTail } from './log/tail.js';
@@ -83,6 +84,17 @@ export interface AppOptions {
 /** Starts the whole daemon except process-level concerns. */
 export async function startApp(config: Config, logger: Logger, options: AppOptions = {}): Promise<App> {
   mkdirSync(config.state_dir, { recursive: true, mode: 0o700 });
+  // Before anything is read or written: a second daemon on this directory stops here.
+  const lock = holdStateDir(config.state_dir);
+  try {
+    return await startHolding(config, logger, options, lock);
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+}
+
+async function startHolding(config: Config, logger: Logger, options: AppOptions, lock: { release(): void }): Promise<App> {
   // The site first: a bad layout file stops the start before anything is written.
   const site = loadSite(config.site);
   logger.info({ site: config.site, name: site.name, levels: site.levels.length, spaces: site.levels.reduce((n, l) => n + l.storage.length, 0) }, 'site layout loaded');
@@ -226,6 +238,7 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
       await started?.close();
       await auth.close();
       await store.close();
+      lock.release();
     },
   };
 }

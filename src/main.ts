@@ -8,6 +8,7 @@ import { startApp, type App } from './app.js';
 import { notifyReady, notifyStatus, notifyStopping, notifyWatchdog, watchdogIntervalMs } from './native/addon.js';
 import { VERSION } from './version.js';
 import { SiteError } from './domain/site/load.js';
+import { StateDirInUse } from './state-dir.js';
 import { LogTail } from './log/tail.js';
 
 /** sysexits(3) EX_CONFIG: the unit does not restart on it, since a restart cannot help. */
@@ -33,6 +34,12 @@ async function main(): Promise<void> {
   try {
     app = await startApp(config, logger, { logTail });
   } catch (err) {
+    if (err instanceof StateDirInUse) {
+      logger.fatal({ code: 'state_dir_in_use', state_dir: err.dir, holder_pid: err.holder }, err.message);
+      process.stderr.write(`warehouse-controller: ${err.message}\n`);
+      process.exitCode = EXIT_CONFIG;
+      return;
+    }
     if (err instanceof SiteError) {
       // Every problem of the layout file, one per line, so a site engineer fixes it in one pass.
       logger.fatal({ site: config.site, problems: err.problems }, 'the site layout file cannot be used');

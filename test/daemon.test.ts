@@ -61,6 +61,34 @@ t.test('a port in use fails the start with a clear message', async (t) => {
   t.ok(d.lines.some((l) => l.level === 'fatal' && /cannot listen/.test(l.err?.message ?? '')));
 });
 
+t.test('one daemon per state directory: a second one exits at once naming the first one\'s pid', async (t) => {
+  const stateDir = mkdtempSync(path.join(tmpdir(), 'wh-daemon-'));
+  t.teardown(() => rmSync(stateDir, { recursive: true, force: true }));
+  // A fixed port: an ephemeral one is never shared, whatever the socket options.
+  const free = net.createServer().listen(0, '127.0.0.1');
+  await new Promise((r) => free.once('listening', r));
+  const fixed = (free.address() as net.AddressInfo).port;
+  await new Promise((r) => free.close(r));
+  const first = startDaemon({ WAREHOUSE_STATE_DIR: stateDir, WAREHOUSE_PORT: String(fixed), WAREHOUSE_LINKS: 'off' });
+  t.teardown(() => first.child.kill('SIGKILL'));
+  const port = await first.listening;
+  const second = startDaemon({ WAREHOUSE_STATE_DIR: stateDir, WAREHOUSE_PORT: '0', WAREHOUSE_LINKS: 'off' });
+  t.equal(await exited(second.child), 78, 'a configuration problem: systemd does not restart it');
+  t.match(second.stderr(), new RegExp(`in use by another daemon \\(pid ${first.child.pid}\\)`));
+  t.ok(second.lines.some((l) => l.level === 'fatal' && l.code === 'state_dir_in_use' && l.holder_pid === String(first.child.pid)), 'one structured line with a code');
+  t.notOk(second.lines.some((l) => l.msg === 'store opened'), 'it opened nothing');
+  t.equal(first.child.exitCode, null, 'the first one runs on');
+  // The same port is not shared with another process either (no SO_REUSEPORT).
+  const third = startDaemon({ WAREHOUSE_STATE_DIR: mkdtempSync(path.join(tmpdir(), 'wh-daemon-')), WAREHOUSE_PORT: String(port), WAREHOUSE_LINKS: 'off' });
+  t.equal(await exited(third.child), 70, 'a daemon on another directory cannot bind the same port');
+  first.child.kill('SIGTERM');
+  t.equal(await exited(first.child), 0);
+  // The lock goes with the process: a new daemon starts on the directory.
+  const after = startDaemon({ WAREHOUSE_STATE_DIR: stateDir, WAREHOUSE_PORT: '0', WAREHOUSE_LINKS: 'off' });
+  t.teardown(() => after.child.kill('SIGKILL'));
+  t.ok(await after.listening, 'the directory is free once the first one stopped');
+});
+
 /**
  * A login whose body has not arrived in full: a request in flight for as long as the test
  * wants. Resolves once the daemon has it (uWS answers `Expect: 100-continue` from the handler).

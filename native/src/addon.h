@@ -11,6 +11,9 @@ Napi::Value OpenPty(const Napi::CallbackInfo& info);
 // notify.cc: notify(state) -> boolean
 Napi::Value Notify(const Napi::CallbackInfo& info);
 
+// state_lock.cc: lockStateDir(path) -> { locked: true, fd } | { locked: false, holder }
+Napi::Value LockStateDir(const Napi::CallbackInfo& info);
+
 // link_binding.cc: the Link class, one bot link per serial line (docs/native.md)
 Napi::Function DefineLink(Napi::Env env);
 

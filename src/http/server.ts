@@ -38,6 +38,8 @@ export interface ServerOptions {
 /** Headers copied from every request; anything else is not available to handlers. */
 const COPIED_HEADERS = ['authorization', 'content-type', 'content-length', 'x-request-id', 'idempotency-key', 'user-agent', 'x-forwarded-for'];
 const JSON_TYPE = 'application/json';
+/** uWS's LIBUS_LISTEN_EXCLUSIVE_PORT (its type declarations know the option only without a host). */
+const LISTEN_EXCLUSIVE_PORT = 1;
 const ANONYMOUS: Caller = { kind: 'anonymous', permissions: new Set(), authorityLevel: 0 };
 
 interface Compiled {
@@ -101,7 +103,9 @@ export class HttpServer {
   /** Starts listening; resolves with the bound port. */
   listen(): Promise<number> {
     return new Promise((resolve, reject) => {
-      this.app.listen(this.options.host, this.options.port, (socket) => {
+      // Exclusive: uWS binds with SO_REUSEPORT unless told, and a second daemon would then share
+      // the port and take half the connections.
+      (this.app.listen as unknown as (host: string, port: number, options: number, cb: (s: us_listen_socket | false) => void) => TemplatedApp)(this.options.host, this.options.port, LISTEN_EXCLUSIVE_PORT, (socket) => {
         if (!socket) {
           reject(new Error(`cannot listen on ${this.options.host}:${this.options.port} (address in use or not available)`));
           return;

@@ -13,7 +13,7 @@ import type { NativeLinkClass } from './link.js';
 import type { NativeLevelPlannerClass, NativeValidatePlan } from './planner.js';
 
 /** The ABI this wrapper was written for; must equal kAddonAbi in native/src/addon.cc. */
-export const ADDON_ABI = 3;
+export const ADDON_ABI = 4;
 
 /** The command that (re)builds the addon; every load error names it. */
 export const BUILD_COMMAND = 'npm run build:native';
@@ -29,6 +29,7 @@ export interface Binding {
   abi: number;
   openPty(): Pty;
   notify(state: string): boolean;
+  lockStateDir(path: string): { locked: true; fd: number } | { locked: false; holder: string };
   /** The bot link of one serial line; use createLink() from ./link.ts. */
   Link: NativeLinkClass;
   /** The realtime planner of one level; use createLevelPlanner() from ./planner.ts. */
@@ -89,6 +90,16 @@ export function openPty(): Pty {
 /** Sends one sd_notify(3) message; false when not started by systemd (NOTIFY_SOCKET unset), throws when sending fails. */
 export function notify(state: string): boolean {
   return addon().notify(state);
+}
+
+/**
+ * Takes the exclusive lock of a state directory's lock file (flock on the returned descriptor:
+ * closing it, or the end of the process, releases it); when another holds it, returns what that
+ * one wrote there (its pid).
+ */
+export function lockStateDir(file: string): { locked: true; fd: number } | { locked: false; holder: string } {
+  const r = addon().lockStateDir(file);
+  return r.locked ? r : { locked: false, holder: r.holder.trim() };
 }
 
 /** Tells systemd that start-up is complete (Type=notify). */
