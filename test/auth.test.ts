@@ -1,9 +1,10 @@
 // Authentication and authorization over the real API: first start, keys, tokens, roles,
 // users, the authorization matrix of every route, escalation attempts, abuse resistance.
 import t from 'tap';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { startTestApp, type TestApp } from './helpers/app.js';
+import { memoryLogger } from './helpers/server.js';
 import { Client } from './helpers/client.js';
 import { apiKeys, roles, users } from '../src/domain/auth/records.js';
 import { Auth } from '../src/domain/auth/auth.js';
@@ -582,4 +583,20 @@ t.test('a start that refreshes the seeded roles moves auth_version', async (t) =
   const again = await Auth.open(a.app.auth.deps);
   await again.close();
   t.equal(await version(), after, 'a start that changes nothing leaves it');
+});
+
+t.test('every start warns while the first administrator\'s credentials file is there', async (t) => {
+  const file = path.join(a.stateDir, 'bootstrap-admin.json');
+  const warned = (lines: any[]) => lines.some((l) => l.level === 'warn' && l.file === file && /still in this file/.test(l.msg));
+  const { logger, lines } = memoryLogger();
+  const restarted = await Auth.open({ ...a.app.auth.deps, logger });
+  await restarted.close();
+  t.ok(warned(lines), 'a later start names the file');
+  const kept = readFileSync(file);
+  rmSync(file);
+  t.teardown(() => writeFileSync(file, kept, { mode: 0o600 }));
+  const quiet = memoryLogger();
+  const again = await Auth.open({ ...a.app.auth.deps, logger: quiet.logger });
+  await again.close();
+  t.notOk(warned(quiet.lines), 'deleted: no warning');
 });

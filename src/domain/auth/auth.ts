@@ -2,7 +2,7 @@
  * The auth domain's front: who is calling (bearer API key or access token), login, refresh,
  * password resets with rate limits, the first administrator, and client_state versions.
  */
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { DomainError, TooManyRequestsError } from '../errors.js';
 import type { Caller } from './caller.js';
@@ -47,6 +47,10 @@ export class Auth {
       forgetKeyValues(deps);
     });
     if (deps.store.collection(users).count() === 0) await auth.bootstrap();
+    else if (existsSync(path.join(deps.stateDir, BOOTSTRAP_FILE))) {
+      // Every start says so while it is there: a file with an all-powerful key must not be forgotten.
+      deps.logger.warn({ file: path.join(deps.stateDir, BOOTSTRAP_FILE) }, 'the first administrator\'s credentials are still in this file: store them safely and delete it');
+    }
     await pruneSessions(deps);
     auth.timer = setInterval(() => {
       auth.housekeeping().catch((err: unknown) => deps.logger.error({ err }, 'auth housekeeping failed'));
