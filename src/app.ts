@@ -5,10 +5,13 @@
  */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import type { Config } from './config/config.js';
-import type { Logger } from './log/logger.js';
+import { loadConfig, type Config } from './config/config.js';
+import { setLevel, type Logger } from './log/logger.js';
 import { HttpServer } from './http/server.js';
-import { ensureCertificate, type TlsFiles } from './http/tls.js';
+import { ensureCertificate, expiryWarning, readCertificate, selfSignedFiles, type TlsFiles } from './http/tls.js';
+import { planReload } from './reload.js';
+import { TlsFilesError } from './config/tls-files.js';
+import { ConfigError } from './config/config.js';
 import { docsRoutes } from './http/routes/docs.js';
 import { healthRoute } from './http/routes/health.js';
 import { Store } from './store/store.js';
@@ -72,6 +75,8 @@ export interface App {
   port: number;
   /** Stops the listener, waits for in-flight requests (bounded), closes the store. */
   close(): Promise<void>;
+  /** SIGHUP: reads the configuration and certificate again; applies the log level and the certificate. */
+  reload(): Promise<void>;
 }
 
 export interface AppOptions {
@@ -86,23 +91,34 @@ export async function startApp(config: Config, logger: Logger, options: AppOptio
   mkdirSync(config.state_dir, { recursive: true, mode: 0o700 });
   // Before anything is read or written: a second daemon on this directory stops here.
   const lock = holdStateDir(config.state_dir);
+  // What a failed start has opened, closed in reverse: a start that fails leaves nothing running.
+  const undo: Array<() => unknown> = [() => lock.release()];
   try {
-    return await startHolding(config, logger, options, lock);
+    return await assemble(config, logger, options, undo, () => lock.release());
   } catch (err) {
-    lock.release();
+    for (const step of undo.reverse()) {
+      try {
+        await step();
+      } catch (cleanup) {
+        logger.error({ err: cleanup }, 'could not close what a failed start opened');
+      }
+    }
     throw err;
   }
 }
 
-async function startHolding(config: Config, logger: Logger, options: AppOptions, lock: { release(): void }): Promise<App> {
-  // The site first: a bad layout file stops the start before anything is written.
+async function assemble(config: Config, logger: Logger, options: AppOptions, undo: Array<() => unknown>, releaseLock: () => void): Promise<App> {
+  // The site and the certificate first: a bad file stops the start before anything is written.
   const site = loadSite(config.site);
   logger.info({ site: config.site, name: site.name, levels: site.levels.length, spaces: site.levels.reduce((n, l) => n + l.storage.length, 0) }, 'site layout loaded');
+  const tls = await ensureCertificate(config.state_dir, config.tls_cert, config.tls_key);
+  logger.info({ cert: tls.certFile, sha256: tls.fingerprint256, self_signed: tls.selfSigned, created: tls.created, valid_to: new Date(tls.validTo).toISOString() }, 'TLS certificate');
   const store = await Store.open(
     { dir: path.join(config.state_dir, 'db') },
     ALL_COLLECTIONS,
     MIGRATIONS,
   );
+  undo.push(() => store.close());
   logger.info({ dir: path.join(config.state_dir, 'db'), schema_version: store.schemaVersion() }, 'store opened');
   const events = new Events(store, Date.now);
   const settings = new Settings(store, settingRegistry({ timeZone: config.timezone, maxPageSize: config.max_page_size }), Date.now, events);
@@ -114,7 +130,9 @@ async function startHolding(config: Config, logger: Logger, options: AppOptions,
   const auth = await Auth.open({
     store, secrets: loadSecrets(config.state_dir), settings: authSettingsFrom(settings), logger, stateDir: config.state_dir, now: Date.now, events,
   });
+  undo.push(() => auth.close());
   const stopRetention = events.keep(() => settings.value<number>('events.retentionDays'), 3600_000, (err) => logger.error({ err }, 'event pruning failed'));
+  undo.push(stopRetention);
 
   const view = new InventoryView(site, store);
   // Open work holds SKUs against deletion; the requests are built right after the inventory.
@@ -145,6 +163,7 @@ async function startHolding(config: Config, logger: Logger, options: AppOptions,
     : undefined;
 
   const started = config.links === 'on' ? await startLines(config, site, store, events, logger) : undefined;
+  undo.push(() => started?.close());
   const lines = started?.lines;
   const brain = new BrainHost({
     config, site, store, logger, events, lines,
@@ -164,13 +183,11 @@ async function startHolding(config: Config, logger: Logger, options: AppOptions,
       }
     } else if (notice['settings']) brain.settingsChanged();
   });
+  undo.push(stopFollowing);
   const system = new SystemService({
     store, requests, events, brain, liveBots: () => lines?.list() ?? [],
     lineUp: (levelId) => lines?.lineStates().find((l) => l.level_id === levelId)?.up ?? true,
   });
-
-  const tls = await ensureCertificate(config.state_dir, config.tls_cert, config.tls_key);
-  logger.info({ cert: tls.certFile, sha256: tls.fingerprint256, self_signed: tls.selfSigned, created: tls.created }, 'TLS certificate');
 
   const server = new HttpServer({
     host: config.host,
@@ -208,26 +225,73 @@ async function startHolding(config: Config, logger: Logger, options: AppOptions,
 
   // The brain first: when the API says it listens, requests are dispatched. A brain that cannot
   // start is retried in the background; the API serves meanwhile.
+  undo.push(() => brain.stop());
   await brain.start().catch((err: unknown) => logger.error({ err }, 'the brain did not start; retrying in the background'));
-  let port: number;
-  try {
-    port = await server.listen();
-  } catch (err) {
-    stopRetention();
-    await brain.stop();
-    stopFollowing();
-    await started?.close();
-    await auth.close();
-    await store.close();
-    throw err;
-  }
+  const port = await server.listen();
+  undo.push(() => server.close(0));
   logger.info({ url: `https://${config.host}:${port}/api`, host: config.host, port }, 'HTTPS API listening');
   await supportForwarder?.start();
   await events.emit(EVENT.started, `controller ${VERSION} started on port ${port} with site "${site.name}"`);
 
+  let running = config;
+  let certificate: TlsFiles = tls;
+  const record = (kind: typeof EVENT[keyof typeof EVENT], message: string) => events.emit(kind, message).catch((err: unknown) => logger.error({ err }, 'could not record an event'));
+  // At start and daily: a renewal is due before clients start refusing the controller.
+  const checkExpiry = () => {
+    const warning = expiryWarning(certificate.certFile, certificate.validTo, Date.now());
+    if (warning) {
+      logger.warn({ cert: certificate.certFile, valid_to: new Date(certificate.validTo).toISOString() }, warning);
+      void record(EVENT.certificateExpiring, warning);
+    }
+  };
+  checkExpiry();
+  const expiryTimer = setInterval(checkExpiry, 24 * 3600_000).unref();
+
   return {
     config, server, store, auth, events, settings, site, inventory, view, requests, brain, system, lines, simulator: started?.simulator, tls, port,
+    async reload() {
+      const refuse = async (problems: string[]) => {
+        logger.error({ code: 'reload_refused', problems }, 'reload refused; the running configuration and certificate are kept');
+        await record(EVENT.reloadRefused, `reload refused, nothing changed: ${problems.join('; ')}`);
+      };
+      let next: Config;
+      try {
+        next = loadConfig();
+      } catch (err) {
+        return refuse(err instanceof ConfigError ? err.problems : [String(err)]);
+      }
+      const plan = planReload(running, next);
+      const pair = plan.tls ?? selfSignedFiles(config.state_dir);
+      let renewed: ReturnType<typeof readCertificate>;
+      try {
+        renewed = readCertificate(pair.cert, pair.key);
+      } catch (err) {
+        return refuse(err instanceof TlsFilesError ? err.problems : [String(err)]);
+      }
+      const changes: string[] = [];
+      if (renewed.fingerprint256 !== certificate.fingerprint256 || renewed.certFile !== certificate.certFile) {
+        try {
+          server.useCertificate(renewed.certFile, renewed.keyFile);
+        } catch (err) {
+          return refuse([(err as Error).message]);
+        }
+        certificate = { ...certificate, ...renewed };
+        changes.push(`certificate ${renewed.certFile} (sha256 ${renewed.fingerprint256}, valid to ${new Date(renewed.validTo).toISOString()})`);
+      }
+      if (plan.logLevel) {
+        setLevel(logger, plan.logLevel);
+        brain.setLogLevel(plan.logLevel);
+        changes.push(`log level ${plan.logLevel}`);
+      }
+      running = { ...running, log_level: next.log_level, tls_cert: next.tls_cert, tls_key: next.tls_key };
+      const waiting = plan.restartOnly.length > 0 ? `; waiting for a restart: ${plan.restartOnly.join(', ')}` : '';
+      const summary = `${changes.length > 0 ? changes.join(', ') : 'nothing changed'}${waiting}`;
+      logger.info({ changes, restart_only: plan.restartOnly, valid_to: new Date(certificate.validTo).toISOString() }, `configuration reloaded: ${summary}`);
+      await record(EVENT.reloaded, `configuration reloaded: ${summary}`);
+      checkExpiry();
+    },
     async close() {
+      clearInterval(expiryTimer);
       await events.emit(EVENT.stopping, 'controller stopping').catch((err: unknown) => logger.error({ err }, 'could not record the stop event'));
       stopRetention();
       const { unfinished } = await server.close(config.shutdown_timeout_ms);
@@ -238,7 +302,7 @@ async function startHolding(config: Config, logger: Logger, options: AppOptions,
       await started?.close();
       await auth.close();
       await store.close();
-      lock.release();
+      releaseLock();
     },
   };
 }

@@ -1,30 +1,34 @@
 /**
- * The daemon's entry point: configuration, logging, the app, systemd notifications and a
- * bounded graceful shutdown on SIGTERM/SIGINT.
+ * The daemon's entry point (the unit's ExecStart): configuration, logging, the app, systemd
+ * notifications, signals. The technician's commands are in cli/; this file only answers
+ * `--help` and `--version` without starting anything.
  */
-import { loadConfig, ConfigError, type Config } from './config/config.js';
+import { loadConfig, type Config } from './config/config.js';
 import { createLogger, type Logger } from './log/logger.js';
 import { startApp, type App } from './app.js';
 import { notifyReady, notifyStatus, notifyStopping, notifyWatchdog, watchdogIntervalMs } from './native/addon.js';
 import { VERSION } from './version.js';
-import { SiteError } from './domain/site/load.js';
-import { StateDirInUse } from './state-dir.js';
 import { LogTail } from './log/tail.js';
+import { EXIT_SOFTWARE, EXIT_USAGE, startupFailure } from './startup.js';
 
-/** sysexits(3) EX_CONFIG: the unit does not restart on it, since a restart cannot help. */
-const EXIT_CONFIG = 78;
-const EXIT_SOFTWARE = 70;
+const USAGE = `usage: node dist/main.js            run the daemon (what the systemd unit does)
+       node dist/main.js --version  print the version
+The daemon takes its settings from WAREHOUSE_* variables (docs/configuration.md).
+Status, checks, backups and the rest: \`warehouse-controller --help\` (docs/operations.md).
+`;
 
 async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  if (args.length > 0) return answerArguments(args);
+
+  const logTail = new LogTail();
   let config: Config;
   try {
     config = loadConfig();
   } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    process.stderr.write(`warehouse-controller: ${err.message}\n`);
-    process.exit(EXIT_CONFIG);
+    // Before the configuration is known: logged at info with the default destination.
+    failStart(createLogger('info'), err);
   }
-  const logTail = new LogTail();
   const logger = createLogger(config.log_level, undefined, logTail);
   installCrashHandlers(logger);
   logger.info({ version: VERSION, node: process.version, pid: process.pid, state_dir: config.state_dir, site: config.site, timezone: config.timezone }, 'starting');
@@ -34,22 +38,7 @@ async function main(): Promise<void> {
   try {
     app = await startApp(config, logger, { logTail });
   } catch (err) {
-    if (err instanceof StateDirInUse) {
-      logger.fatal({ code: 'state_dir_in_use', state_dir: err.dir, holder_pid: err.holder }, err.message);
-      process.stderr.write(`warehouse-controller: ${err.message}\n`);
-      process.exitCode = EXIT_CONFIG;
-      return;
-    }
-    if (err instanceof SiteError) {
-      // Every problem of the layout file, one per line, so a site engineer fixes it in one pass.
-      logger.fatal({ site: config.site, problems: err.problems }, 'the site layout file cannot be used');
-      process.stderr.write(`warehouse-controller: ${err.message}\n`);
-      process.exitCode = EXIT_CONFIG;
-      return;
-    }
-    logger.fatal({ err }, 'start failed');
-    process.exitCode = EXIT_SOFTWARE;
-    return;
+    failStart(logger, err);
   }
   if (underSystemd) {
     notifyReady();
@@ -87,6 +76,33 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGHUP', () => {
+    if (stopping) return;
+    app.reload().catch((err: unknown) => logger.error({ err }, 'reload failed'));
+  });
+}
+
+/**
+ * Ends a start that cannot go on: one structured line (stable code, hint, every problem), then
+ * the exit status systemd acts on. Exits at once: whatever was started keeps no event loop alive.
+ */
+function failStart(logger: Logger, err: unknown): never {
+  const failure = startupFailure(err);
+  const message = err instanceof Error ? err.message.split('\n')[0] : String(err);
+  logger.fatal({ code: failure.code, hint: failure.hint, problems: failure.problems, exit_code: failure.exit, err }, message);
+  logger.flush();
+  process.exit(failure.exit);
+}
+
+function answerArguments(args: string[]): void {
+  if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
+    process.stdout.write(`${VERSION}\n`);
+  } else if (args.length === 1 && (args[0] === '--help' || args[0] === '-h')) {
+    process.stdout.write(USAGE);
+  } else {
+    process.stderr.write(`the daemon takes no arguments (got ${args.join(' ')}); did you mean \`warehouse-controller ${args.join(' ')}\`?\n${USAGE}`);
+    process.exitCode = EXIT_USAGE;
+  }
 }
 
 function installCrashHandlers(logger: Logger): void {

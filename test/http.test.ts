@@ -232,6 +232,8 @@ t.test('HTTP framework', async (t) => {
 
 t.test('closing drains in-flight requests and refuses new ones', async (t) => {
   const s = await startServer(routes);
+  // The connection and its TLS handshake first: on a loaded machine they can outlast the sleep.
+  await s.client.get('/api/v2/big?rows=1');
   const slow = s.client.get('/api/v2/slow');
   await sleep(50);
   const closing = s.server.close(5000);

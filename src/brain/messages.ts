@@ -33,6 +33,7 @@ export interface BrainInit {
 
 export type ToBrain =
   | { type: 'settings'; settings: BrainSettings }
+  | { type: 'log-level'; level: Config['log_level'] }
   | { type: 'bot'; event: BotEvent }
   | { type: 'line'; status: LineStatus }
   | { type: 'call'; id: number; method: 'stop' | 'chargeAllCandidates'; args: unknown[] }

@@ -5,6 +5,7 @@
  * handler, check the answer (in tests), send. Nothing a handler throws can reach uWS.
  */
 import { randomBytes } from 'node:crypto';
+import { createServer, type AddressInfo } from 'node:net';
 import { SSLApp, us_listen_socket_close, us_socket_local_port, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
 import type { TSchema } from 'typebox';
 import type { Logger } from '../log/logger.js';
@@ -38,8 +39,6 @@ export interface ServerOptions {
 /** Headers copied from every request; anything else is not available to handlers. */
 const COPIED_HEADERS = ['authorization', 'content-type', 'content-length', 'x-request-id', 'idempotency-key', 'user-agent', 'x-forwarded-for'];
 const JSON_TYPE = 'application/json';
-/** uWS's LIBUS_LISTEN_EXCLUSIVE_PORT (its type declarations know the option only without a host). */
-const LISTEN_EXCLUSIVE_PORT = 1;
 const ANONYMOUS: Caller = { kind: 'anonymous', permissions: new Set(), authorityLevel: 0 };
 
 interface Compiled {
@@ -55,7 +54,9 @@ interface Compiled {
 export class HttpServer {
   readonly router = new Router();
   private readonly compiled = new Map<AnyRoute, Compiled>();
-  private readonly app: TemplatedApp;
+  /** The app accepting new connections; one a certificate reload replaced keeps serving its own. */
+  private app: TemplatedApp;
+  private readonly retired: TemplatedApp[] = [];
   /** Open WebSocket connections of routes with a `websocket` handler. */
   readonly sockets: WebSockets;
   private listenSocket: us_listen_socket | undefined;
@@ -67,13 +68,44 @@ export class HttpServer {
   port = 0;
 
   constructor(private readonly options: ServerOptions) {
-    this.app = SSLApp({ cert_file_name: options.certFile, key_file_name: options.keyFile });
-    this.sockets = new WebSockets(this.app, {
+    this.sockets = new WebSockets({
       prepare: (route, request, exchange) => this.prepareUpgrade(route, request, exchange),
       fail: (exchange, err, requestId, method, url) => this.fail(exchange, err, requestId, method, url),
       logger: options.logger,
     }, COPIED_HEADERS);
-    this.app.any('/*', (res, req) => this.dispatch(res, req));
+    this.app = this.createApp(options.certFile, options.keyFile);
+  }
+
+  private createApp(certFile: string, keyFile: string): TemplatedApp {
+    const app = SSLApp({ cert_file_name: certFile, key_file_name: keyFile });
+    this.sockets.wire(app);
+    app.any('/*', (res, req) => this.dispatch(res, req));
+    return app;
+  }
+
+  /**
+   * Serves new connections with another certificate (SIGHUP after a renewal). Open connections
+   * keep the old one to their end. The new app joins the port before the old one leaves it
+   * (SO_REUSEPORT), so no connection attempt finds the port closed. The caller has checked the files.
+   */
+  useCertificate(certFile: string, keyFile: string): void {
+    if (!this.listenSocket) throw new Error('the server is not listening');
+    const next = this.createApp(certFile, keyFile);
+    const socket = this.bind(next, this.port);
+    if (!socket) throw new Error(`cannot listen on ${this.options.host}:${this.port} with the new certificate; the old one is kept`);
+    us_listen_socket_close(this.listenSocket);
+    this.retired.push(this.app);
+    this.app = next;
+    this.listenSocket = socket;
+  }
+
+  /** Binds an app to the port; uWS answers synchronously. */
+  private bind(app: TemplatedApp, port: number): us_listen_socket | false {
+    let bound: us_listen_socket | false = false;
+    app.listen(this.options.host, port, (socket) => {
+      bound = socket;
+    });
+    return bound;
   }
 
   /** Adds routes to the table; schemas are compiled here, once. */
@@ -101,20 +133,17 @@ export class HttpServer {
   }
 
   /** Starts listening; resolves with the bound port. */
-  listen(): Promise<number> {
-    return new Promise((resolve, reject) => {
-      // Exclusive: uWS binds with SO_REUSEPORT unless told, and a second daemon would then share
-      // the port and take half the connections.
-      (this.app.listen as unknown as (host: string, port: number, options: number, cb: (s: us_listen_socket | false) => void) => TemplatedApp)(this.options.host, this.options.port, LISTEN_EXCLUSIVE_PORT, (socket) => {
-        if (!socket) {
-          reject(new Error(`cannot listen on ${this.options.host}:${this.options.port} (address in use or not available)`));
-          return;
-        }
-        this.listenSocket = socket;
-        this.port = us_socket_local_port(socket as unknown as Parameters<typeof us_socket_local_port>[0]);
-        resolve(this.port);
-      });
-    });
+  async listen(): Promise<number> {
+    // uWS binds with SO_REUSEPORT, which a certificate reload needs (the new app joins the
+    // port before the old one leaves), but which would let a second daemon share the port and
+    // take half the connections: whoever holds the port is asked first, without that option.
+    // uWS sets SO_REUSEPORT only on a given port: port 0 is resolved here first.
+    const port = await freePort(this.options.host, this.options.port);
+    const socket = port === undefined ? false : this.bind(this.app, port);
+    if (!socket) return Promise.reject(new Error(`cannot listen on ${this.options.host}:${this.options.port} (address in use or not available)`));
+    this.listenSocket = socket;
+    this.port = us_socket_local_port(socket as unknown as Parameters<typeof us_socket_local_port>[0]);
+    return this.port;
   }
 
   /**
@@ -378,4 +407,16 @@ class Context implements RequestContext {
   get log(): Logger {
     return (this.logger ??= this.parentLogger.child({ req_id: this.requestId }));
   }
+}
+
+/** The port (a free one for 0) if a socket without SO_REUSEPORT can bind it: nobody listens there. */
+function freePort(host: string, port: number): Promise<number | undefined> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once('error', () => resolve(undefined));
+    probe.listen({ host, port, exclusive: true }, () => {
+      const bound = (probe.address() as AddressInfo).port;
+      probe.close(() => resolve(bound));
+    });
+  });
 }

@@ -7,26 +7,27 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import selfsigned from 'selfsigned';
+import { tlsFileProblems, TlsFilesError } from '../config/tls-files.js';
 
 export interface TlsFiles {
   certFile: string;
   keyFile: string;
   /** SHA-256 fingerprint, for the log and for pinning by clients. */
   fingerprint256: string;
+  /** When the certificate stops being valid (epoch ms). */
+  validTo: number;
   selfSigned: boolean;
   created: boolean;
 }
 
-/** Returns the certificate files to use, creating a self-signed pair when none is configured. */
+/**
+ * Returns the certificate files to use, creating a self-signed pair when none is configured; a
+ * configured pair that cannot be used throws TlsFilesError with every problem.
+ */
 export async function ensureCertificate(stateDir: string, certFile?: string, keyFile?: string): Promise<TlsFiles> {
-  if (certFile && keyFile) {
-    const cert = readPem(certFile, 'WAREHOUSE_TLS_CERT');
-    readPem(keyFile, 'WAREHOUSE_TLS_KEY');
-    return { certFile, keyFile, fingerprint256: new X509Certificate(cert).fingerprint256, selfSigned: false, created: false };
-  }
-  const dir = path.join(stateDir, 'tls');
-  const cert = path.join(dir, 'self-signed-cert.pem');
-  const key = path.join(dir, 'self-signed-key.pem');
+  if (certFile && keyFile) return { ...readCertificate(certFile, keyFile), selfSigned: false, created: false };
+  const { cert, key } = selfSignedFiles(stateDir);
+  const dir = path.dirname(cert);
   let created = false;
   if (!existsSync(cert) || !existsSync(key)) {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -52,13 +53,33 @@ export async function ensureCertificate(stateDir: string, certFile?: string, key
     writeFileSync(cert, pems.cert, { mode: 0o644 });
     created = true;
   }
-  return { certFile: cert, keyFile: key, fingerprint256: new X509Certificate(readFileSync(cert)).fingerprint256, selfSigned: true, created };
+  return { certFile: cert, keyFile: key, ...identity(readFileSync(cert)), selfSigned: true, created };
 }
 
-function readPem(file: string, setting: string): Buffer {
-  try {
-    return readFileSync(file);
-  } catch (err) {
-    throw new Error(`${setting}: cannot read ${file}: ${(err as Error).message}`);
-  }
+/** Where the self-signed pair of a state directory is kept. */
+export function selfSignedFiles(stateDir: string): { cert: string; key: string } {
+  const dir = path.join(stateDir, 'tls');
+  return { cert: path.join(dir, 'self-signed-cert.pem'), key: path.join(dir, 'self-signed-key.pem') };
+}
+
+/** Checks a certificate pair as it is on disk now and returns its identity, or throws TlsFilesError. */
+export function readCertificate(certFile: string, keyFile: string): Pick<TlsFiles, 'certFile' | 'keyFile' | 'fingerprint256' | 'validTo'> {
+  const problems = tlsFileProblems(certFile, keyFile);
+  if (problems.length > 0) throw new TlsFilesError(problems);
+  return { certFile, keyFile, ...identity(readFileSync(certFile)) };
+}
+
+/** How long before its end a certificate is announced as expiring. */
+export const EXPIRY_NOTICE_MS = 30 * 24 * 3600_000;
+
+/** The warning for a certificate that ends within EXPIRY_NOTICE_MS of `now`, if it does. */
+export function expiryWarning(certFile: string, validTo: number, now: number): string | undefined {
+  if (validTo - now > EXPIRY_NOTICE_MS) return undefined;
+  const days = Math.max(0, Math.floor((validTo - now) / (24 * 3600_000)));
+  return `the TLS certificate ${certFile} expires on ${new Date(validTo).toISOString()} (in ${days} day${days === 1 ? '' : 's'}): install a renewed one and send SIGHUP (systemctl reload warehouse-controller)`;
+}
+
+function identity(pem: Buffer): { fingerprint256: string; validTo: number } {
+  const cert = new X509Certificate(pem);
+  return { fingerprint256: cert.fingerprint256, validTo: Date.parse(cert.validTo) };
 }

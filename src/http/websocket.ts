@@ -40,17 +40,30 @@ const UPGRADE_HEADERS = ['sec-websocket-key', 'sec-websocket-protocol', 'sec-web
 
 export class WebSockets {
   private readonly sockets = new Set<WebSocket<SocketData>>();
+  private readonly routes: AnyRoute[] = [];
+  /** The apps serving the routes: the listening one, and those a certificate reload retired. */
+  private readonly apps: TemplatedApp[] = [];
 
   constructor(
-    private readonly app: TemplatedApp,
     private readonly hooks: UpgradeHooks,
     private readonly copiedHeaders: readonly string[],
   ) {}
 
-  /** Serves `route.websocket` at the route's path. */
+  /** Serves `route.websocket` at the route's path, on every app. */
   attach(route: AnyRoute): void {
+    this.routes.push(route);
+    for (const app of this.apps) this.serve(app, route);
+  }
+
+  /** Serves every attached route on a new app (a reloaded certificate's). */
+  wire(app: TemplatedApp): void {
+    this.apps.push(app);
+    for (const route of this.routes) this.serve(app, route);
+  }
+
+  private serve(app: TemplatedApp, route: AnyRoute): void {
     const pattern = route.path.replace(/\{(\w+)\}/g, ':$1');
-    this.app.ws<SocketData>(pattern, {
+    app.ws<SocketData>(pattern, {
       maxPayloadLength: 4096, // clients have nothing to say beyond a ping
       idleTimeout: 120,
       sendPingsAutomatically: true,

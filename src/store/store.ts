@@ -31,6 +31,14 @@ export type CommitNotice = Record<string, Key[]>;
 /** `local`: committed by this Store; `remote`: by another thread on the same environment, told through `heard`. */
 export type CommitListener = (notice: CommitNotice, origin: 'local' | 'remote') => void;
 
+/** The store was written by a newer build (a downgrade): this one must not touch it. */
+export class StoreTooNewError extends Error {
+  constructor(readonly found: number, readonly known: number) {
+    super(`the store has schema version ${found}, newer than this build knows (${known}); install a newer build or restore a backup`);
+    this.name = 'StoreTooNewError';
+  }
+}
+
 /** Schema version of this build; a store written by a newer build is refused. */
 const META_SCHEMA_VERSION = 'schema_version';
 
@@ -214,9 +222,7 @@ export class Store {
     const sorted = [...migrations].sort((a, b) => a.version - b.version);
     const latest = sorted.at(-1)?.version ?? 0;
     const current = this.schemaVersion();
-    if (current > latest) {
-      throw new Error(`the store has schema version ${current}, newer than this build knows (${latest}); install a newer build or restore a backup`);
-    }
+    if (current > latest) throw new StoreTooNewError(current, latest);
     const pending = sorted.filter((m) => m.version > current);
     if (pending.length === 0) return;
     // All pending steps in one transaction: a crash mid-way leaves the old version intact.

@@ -61,9 +61,18 @@ export class BrainHost implements BrainControl {
   /** Delay before replacing a thread that died; doubles while it keeps dying young. */
   private respawnMs = 1000;
   private startedAt = 0;
+  /** The level the worker logs at: the configuration's until a reload changes it. */
+  private logLevel: Config['log_level'];
 
   constructor(private readonly deps: BrainHostDeps) {
     this.log = deps.logger.child({ component: 'brain' });
+    this.logLevel = deps.config.log_level;
+  }
+
+  /** A reload's new log level, for the running worker and those started later. */
+  setLogLevel(level: Config['log_level']): void {
+    this.logLevel = level;
+    this.post({ type: 'log-level', level });
   }
 
   /** Starts the worker; resolves once the brain in it has rebuilt its state and runs. */
@@ -71,7 +80,7 @@ export class BrainHost implements BrainControl {
     const channel = new MessageChannel();
     const lines = this.deps.lines;
     const init: BrainInit = {
-      config: this.deps.config, settings: this.deps.settings(), links: lines !== undefined, lines: lines?.lineStates() ?? [], commits: channel.port2,
+      config: { ...this.deps.config, log_level: this.logLevel }, settings: this.deps.settings(), links: lines !== undefined, lines: lines?.lineStates() ?? [], commits: channel.port2,
       // The geometry only: a large site's initial carriers and boxes would double the memory for nothing.
       layout: { ...this.deps.site.layout, carriers: [], skus: [] },
     };

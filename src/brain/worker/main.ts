@@ -19,7 +19,7 @@ import { CARRIER_JOBS } from '../../domain/requests/records.js';
 import { Requests } from '../../domain/requests/requests.js';
 import { buildSite } from '../../domain/site/load.js';
 import { botRecords } from '../../domain/system/records.js';
-import { createLogger } from '../../log/logger.js';
+import { createLogger, setLevel } from '../../log/logger.js';
 import { createLevelPlanner } from '../../native/planner.js';
 import { bridgeCommits } from '../../store/commit-bridge.js';
 import { MIGRATIONS } from '../../store/migrations.js';
@@ -41,7 +41,8 @@ const sink = new Writable({
     done();
   },
 });
-const logger = createLogger(init.config.log_level, sink).child({ thread: 'brain' });
+const rootLogger = createLogger(init.config.log_level, sink);
+const logger = rootLogger.child({ thread: 'brain' });
 
 let settings: BrainSettings = init.settings;
 const radio = new BridgedRadio(post);
@@ -105,6 +106,9 @@ port.on('message', (message: ToBrain) => {
     case 'settings':
       settings = message.settings;
       brain.wake();
+      break;
+    case 'log-level':
+      setLevel(rootLogger, message.level);
       break;
     case 'bot':
       radio.heard(message.event);
