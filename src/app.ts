@@ -10,6 +10,7 @@ import { setLevel, type Logger } from './log/logger.js';
 import { HttpServer } from './http/server.js';
 import { ensureCertificate, expiryWarning, readCertificate, selfSignedFiles, type TlsFiles } from './http/tls.js';
 import { planReload } from './reload.js';
+import { watchStorage } from './storage-watch.js';
 import { TlsFilesError } from './config/tls-files.js';
 import { ConfigError } from './config/config.js';
 import { docsRoutes } from './http/routes/docs.js';
@@ -114,7 +115,7 @@ async function assemble(config: Config, logger: Logger, options: AppOptions, und
   const tls = await ensureCertificate(config.state_dir, config.tls_cert, config.tls_key);
   logger.info({ cert: tls.certFile, sha256: tls.fingerprint256, self_signed: tls.selfSigned, created: tls.created, valid_to: new Date(tls.validTo).toISOString() }, 'TLS certificate');
   const store = await Store.open(
-    { dir: path.join(config.state_dir, 'db') },
+    { dir: path.join(config.state_dir, 'db'), mapSize: config.store_map_size_bytes },
     ALL_COLLECTIONS,
     MIGRATIONS,
   );
@@ -131,6 +132,8 @@ async function assemble(config: Config, logger: Logger, options: AppOptions, und
     store, secrets: loadSecrets(config.state_dir), settings: authSettingsFrom(settings), logger, stateDir: config.state_dir, now: Date.now, events,
   });
   undo.push(() => auth.close());
+  const stopWatching = watchStorage({ store, dir: path.join(config.state_dir, 'db'), lowBytes: config.disk_low_bytes, events, logger, everyMs: 30_000 });
+  undo.push(stopWatching);
   const stopRetention = events.keep(() => settings.value<number>('events.retentionDays'), 3600_000, (err) => logger.error({ err }, 'event pruning failed'));
   undo.push(stopRetention);
 
@@ -294,6 +297,7 @@ async function assemble(config: Config, logger: Logger, options: AppOptions, und
       clearInterval(expiryTimer);
       await events.emit(EVENT.stopping, 'controller stopping').catch((err: unknown) => logger.error({ err }, 'could not record the stop event'));
       stopRetention();
+      stopWatching();
       const { unfinished } = await server.close(config.shutdown_timeout_ms);
       await brain.stop();
       if (unfinished > 0) logger.warn({ unfinished }, 'shutdown timeout: requests still running were cut off');

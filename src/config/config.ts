@@ -26,6 +26,8 @@ const ConfigSchema = Type.Object(
     support_url: Type.Optional(Type.String({ pattern: '^https?://\\S+$', description: 'Support endpoint that support issues are forwarded to (retried until accepted)' })),
     shutdown_timeout_ms: Type.Integer({ minimum: 0, maximum: 600000, description: 'Time in-flight requests get on SIGTERM' }),
     sim_speed: Type.Integer({ minimum: 1, maximum: 20, description: 'Simulated levels run this many times faster than real time (bot figures and planner steps shortened; benchmarks)' }),
+    store_map_size_bytes: Type.Integer({ minimum: 1 << 24, maximum: 2 ** 46, description: 'Address space LMDB reserves for the store at start (it grows the map when needed; the disk is the real limit)' }),
+    disk_low_bytes: Type.Integer({ minimum: 0, maximum: 2 ** 46, description: 'Free space on the state directory\'s filesystem below which event 0x100A warns (0: never)' }),
     sim_battery_permille: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000, description: 'Simulated bots start with this battery (permille) instead of 600..1000 (charging demos and tests)' })),
   },
   { additionalProperties: false },
@@ -49,6 +51,8 @@ export const DEFAULTS: Config = {
   max_page_size: 1000,
   shutdown_timeout_ms: 10000,
   sim_speed: 1,
+  store_map_size_bytes: 64 * 1024 ** 3,
+  disk_low_bytes: 256 * 1024 ** 2,
 };
 
 /** Raised for any configuration problem; the message lists every bad key. */
@@ -60,7 +64,7 @@ export class ConfigError extends Error {
 }
 
 const ENV_PREFIX = 'WAREHOUSE_';
-const INTEGER_KEYS = new Set(['port', 'body_limit_bytes', 'upload_limit_bytes', 'max_page_size', 'shutdown_timeout_ms', 'sim_speed', 'sim_battery_permille']);
+const INTEGER_KEYS = new Set(['port', 'body_limit_bytes', 'upload_limit_bytes', 'max_page_size', 'shutdown_timeout_ms', 'sim_speed', 'sim_battery_permille', 'store_map_size_bytes', 'disk_low_bytes']);
 const KNOWN_KEYS = new Set(Object.keys(ConfigSchema.properties));
 
 /** Builds the configuration from a file and an environment, or throws ConfigError. */

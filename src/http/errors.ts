@@ -4,6 +4,7 @@
  */
 import Type from 'typebox';
 import { RequestAbortedError } from '../domain/requests/abort.js';
+import { StorageFaultError } from '../store/storage-fault.js';
 import { DomainError, TooManyRequestsError, ValidationError, type DomainErrorCode, type ValidationIssue } from '../domain/errors.js';
 
 export const STATUS_OF: Record<DomainErrorCode, number> = {
@@ -74,6 +75,12 @@ export function errorAnswer(err: unknown, requestId: string): ErrorAnswer {
   }
   if (err instanceof HttpError && err.issues) {
     return { status: STATUS_OF[err.code], body: { detail: err.issues, request_id: requestId }, headers: err.headers };
+  }
+  // The disk, not a bug: an operational state the caller can wait out (docs/operations.md).
+  if (err instanceof StorageFaultError) {
+    return err.full
+      ? { status: 507, body: { detail: `Storage full: nothing was written. Free space on the controller's disk (${err.dir}); reads keep working.`, code: 'storage_full', request_id: requestId }, headers: {} }
+      : { status: 503, body: { detail: `The controller's disk failed the write: nothing was written. Check the disk (journalctl -k); retry later.`, code: 'storage_error', request_id: requestId }, headers: { 'retry-after': '30' } };
   }
   if (err instanceof DomainError) {
     const headers = err instanceof HttpError ? err.headers : err instanceof TooManyRequestsError ? { 'retry-after': String(err.retryAfterSeconds) } : {};

@@ -86,6 +86,7 @@ function responses(route: AnyRoute): Json {
     add(413, 'The body is larger than the limit', ERROR_REF);
     add(415, 'Wrong Content-Type', ERROR_REF);
   }
+  if (route.method !== 'GET') add(507, 'Storage full: nothing was written (code storage_full); reads keep working', ERROR_REF);
   if (route.permission !== null) {
     add(401, 'Missing, malformed, expired or revoked credentials', ERROR_REF);
     add(403, `The caller lacks the permission ${route.permission}`, ERROR_REF);

@@ -358,7 +358,7 @@ export class HttpServer {
   private fail(exchange: Exchange, err: unknown, requestId: string, method: string, url: string): number {
     if (err instanceof ClientGone || exchange.aborted) return 499;
     const answer = errorAnswer(err, requestId);
-    if (answer.status >= 500 && answer.status !== 503) {
+    if (answer.status === 500) {
       this.options.logger.error({ err, req_id: requestId, method, url }, 'request failed');
     }
     // A refused upload may still be streaming in: close the connection after answering.
@@ -369,7 +369,9 @@ export class HttpServer {
 
   private logRequest(method: string, url: string, status: number, requestId: string, ms: number, aborted: boolean): void {
     const log = this.options.logger;
-    const level = status >= 500 && status !== 503 ? 'error' : status >= 400 || method !== 'GET' ? 'info' : 'debug';
+    // A 500 is a bug; a 503 or 507 (shutting down, the disk) is an operational state the
+    // events and the storage fault log already report.
+    const level = status >= 500 && status !== 503 && status !== 507 ? 'error' : status === 507 ? 'warn' : status >= 400 || method !== 'GET' ? 'info' : 'debug';
     if (!log.isLevelEnabled(level)) return;
     log[level]({ req_id: requestId, method, url, status, ms: Math.round(ms * 10) / 10, ...(aborted ? { aborted } : {}) }, 'request');
   }

@@ -7,6 +7,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { Collection, type CollectionDef, type Key } from './collection.js';
+import { hasRoom, storageFault, type StorageFaultError } from './storage-fault.js';
 
 /** One step of the schema; `up` runs inside a write transaction. */
 export interface Migration {
@@ -52,9 +53,14 @@ export class Store {
   /** Keys the transaction being written changed, by collection. */
   private changed = new Map<string, Set<Key>>();
   private readonly commitListeners = new Set<CommitListener>();
+  private readonly dir: string;
+  /** The last write's disk fault, until a write succeeds again. */
+  private fault: StorageFaultError | undefined;
+  private readonly faultListeners = new Set<(fault: StorageFaultError | undefined) => void>();
 
   private constructor(options: StoreOptions) {
     mkdirSync(options.dir, { recursive: true, mode: 0o700 });
+    this.dir = options.dir;
     // The same options on every open: lmdb-js requires it. No noSync, no useWritemap:
     // durability matters more than write throughput on this box.
     this.root = open({
@@ -97,26 +103,38 @@ export class Store {
   async write<R>(fn: () => R): Promise<R> {
     const after: (() => void)[] = [];
     let changed = new Map<string, Set<Key>>();
-    // One synchronous write transaction of its own: a throw aborts it and nothing is written.
-    const result = this.root.transactionSync(() => {
-      const outer = this.committed;
-      const outerChanged = this.changed;
-      this.committed = after;
-      this.changed = changed;
-      this.writing++;
-      try {
-        return fn();
-      } catch (err) {
-        after.length = 0;
-        changed = new Map();
-        throw err;
-      } finally {
-        this.writing--;
-        this.committed = outer;
-        this.changed = outerChanged;
-      }
-    });
-    await this.root.flushed;
+    // One synchronous write transaction of its own: a throw aborts it and nothing is written;
+    // a disk that refuses the commit is a StorageFaultError, not a bug.
+    let result: R;
+    let refused = false;
+    try {
+      result = this.root.transactionSync(() => {
+        const outer = this.committed;
+        const outerChanged = this.changed;
+        this.committed = after;
+        this.changed = changed;
+        this.writing++;
+        try {
+          return fn();
+        } catch (err) {
+          refused = true;
+          after.length = 0;
+          changed = new Map();
+          throw err;
+        } finally {
+          this.writing--;
+          this.committed = outer;
+          this.changed = outerChanged;
+        }
+      });
+      await this.root.flushed;
+    } catch (err) {
+      const fault = refused ? undefined : storageFault(err, this.dir);
+      if (!fault) throw err;
+      this.setFault(fault);
+      throw fault;
+    }
+    if (this.fault && (!this.fault.full || hasRoom(this.dir))) this.setFault(undefined);
     if (changed.size > 0) this.announce(Object.fromEntries([...changed].map(([name, keys]) => [name, [...keys]])), 'local');
     for (const callback of after) {
       try {
@@ -137,6 +155,40 @@ export class Store {
   afterCommit(callback: () => void): void {
     if (this.writing === 0) throw new Error('afterCommit must run inside Store.write()');
     this.committed.push(callback);
+  }
+
+  /** The disk fault that refused the last write, until one succeeds again. */
+  storageFault(): StorageFaultError | undefined {
+    return this.fault;
+  }
+
+  /** Hears when writes start failing for the disk (a fault) and when one succeeds again (undefined). */
+  onStorageFault(listener: (fault: StorageFaultError | undefined) => void): () => void {
+    this.faultListeners.add(listener);
+    return () => this.faultListeners.delete(listener);
+  }
+
+  /** Tries a tiny write (after space was freed): clears the fault if the disk takes it. */
+  async probeWrite(): Promise<boolean> {
+    try {
+      await this.write(() => this.meta.putSync('probe', Date.now()));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  private setFault(fault: StorageFaultError | undefined): void {
+    const changed = (fault === undefined) !== (this.fault === undefined) || (fault && this.fault && fault.full !== this.fault.full);
+    this.fault = fault;
+    if (!changed) return;
+    for (const listener of this.faultListeners) {
+      try {
+        listener(fault);
+      } catch (err) {
+        process.emitWarning(`storage fault listener failed: ${(err as Error).stack ?? String(err)}`);
+      }
+    }
   }
 
   /** Hears what every write changed once it is durable, this store's and (through `heard`) other threads'. */

@@ -47,7 +47,7 @@ const logger = rootLogger.child({ thread: 'brain' });
 let settings: BrainSettings = init.settings;
 const radio = new BridgedRadio(post);
 const site = buildSite(init.layout);
-const store = await Store.open({ dir: path.join(init.config.state_dir, 'db') }, ALL_COLLECTIONS, MIGRATIONS);
+const store = await Store.open({ dir: path.join(init.config.state_dir, 'db'), mapSize: init.config.store_map_size_bytes }, ALL_COLLECTIONS, MIGRATIONS);
 const stopBridge = bridgeCommits(store, init.commits);
 const work = new OpenWork(store, site.levels.map((l) => l.id));
 const places = new CarrierPlaces(store);

@@ -85,6 +85,8 @@ export class SystemService {
   constructor(private readonly deps: SystemDeps) {}
 
   storageStatus(): StorageStatus {
+    // A disk that refuses writes stops the site as surely as a fault: ERROR until a write succeeds.
+    if (this.deps.store.storageFault()) return 'ERROR';
     return this.deps.brain.storageStatus();
   }
 
