@@ -14,9 +14,14 @@ export interface Daemon {
   listening: Promise<number>;
 }
 
-/** Starts `src/main.ts` with only `env` (plus PATH and HOME) as its environment. */
-export function startDaemon(env: Record<string, string>): Daemon {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+/**
+ * Starts `src/main.ts` with only `env` (plus PATH and HOME) as its environment; `main` names a
+ * compiled entry instead (an installed release), run by plain node from `cwd`.
+ */
+export function startDaemon(env: Record<string, string>, options: { main?: string; cwd?: string } = {}): Daemon {
+  const args = options.main === undefined ? ['--import', 'tsx', MAIN] : ['--enable-source-maps', options.main];
+  const child = spawn(process.execPath, args, {
+    cwd: options.cwd,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
