@@ -13,6 +13,7 @@ import { ADDRESS, type LedStep } from '../link/protocol/messages.js';
 import type { Command } from '../native/link.js';
 import type { Site } from '../domain/site/load.js';
 import type { BotEvent, BotState, CommandOutcome, LineStatus } from './events.js';
+import { describeDeviceError, nextLineHealth, NODE_ANSWER_GRACE_MS, OPENING, type LineChange, type LineHealth } from './line-health.js';
 
 /** How long an LED sequence may take to be acknowledged before it counts as not published. */
 const LED_ACK_TIMEOUT_MS = 3000;
@@ -22,17 +23,25 @@ interface LevelLine {
   path: string;
   link: Link;
   transport: SerialTransport;
-  /** The transport's state and the last failure it reported. */
+  /** The transport's state and the last failure it reported (describeDeviceError). */
   device: { state: TransportState; error: string | null };
+  /** Up or down, why, and whether this outage was announced (line-health.ts). */
+  health: LineHealth;
+  /** Set while the device is open and no node has answered yet: the first answer's grace. */
+  grace: NodeJS.Timeout | undefined;
+  graceOver: boolean;
   status: LineStatus;
 }
+
+/** Hears a line's state; `change` is set when it is news for the event log (one down per outage, one up after it). */
+export type LineListener = (status: LineStatus, change: LineChange) => void;
 
 export class SiteLines {
   private readonly lines = new Map<number, LevelLine>();
   private readonly bots = new Map<number, BotState>();
   private readonly waiting = new Map<string, (outcome: CommandOutcome) => void>();
   private readonly listeners = new Set<(event: BotEvent) => void>();
-  private readonly lineListeners = new Set<(status: LineStatus) => void>();
+  private readonly lineListeners = new Set<LineListener>();
 
   constructor(
     private readonly site: Site,
@@ -44,20 +53,35 @@ export class SiteLines {
     }
   }
 
-  /** Opens a level's line on `path` (a serial device or a pty); its transport reconnects by itself. */
-  open(levelId: number, path: string): void {
+  /**
+   * Opens a level's line on `path` (a serial device, a udev /dev/serial/by-id symlink, or a
+   * pty); its transport reconnects by itself with backoff. `health` carries an outage over
+   * from the line this one replaces (repoint), so its recovery is still announced once.
+   */
+  open(levelId: number, path: string, health: LineHealth = OPENING): void {
     if (this.lines.has(levelId)) throw new Error(`level ${levelId}: its line is open already`);
     const log = this.logger.child({ level_id: levelId, device: path });
     const line: LevelLine = {
       levelId, path, link: undefined as unknown as Link, transport: undefined as unknown as SerialTransport,
-      device: { state: 'closed', error: null },
-      status: { level_id: levelId, device: path, up: false, reason: 'opening the device', since: this.now() },
+      device: { state: 'closed', error: null }, health, grace: undefined, graceOver: false,
+      status: { level_id: levelId, device: path, up: health.up, reason: health.reason, since: this.now() },
     };
     // The transport reads only after start(), so the link exists before the first byte arrives.
     line.transport = new SerialTransport({
       path, log, onData: (bytes) => line.link.receive(bytes),
       onState: (state, error) => {
-        line.device = { state, error: error?.message ?? null };
+        line.device = { state, error: error ? describeDeviceError(error) : null };
+        clearTimeout(line.grace);
+        line.grace = undefined;
+        line.graceOver = false;
+        if (state === 'open') {
+          line.grace = setTimeout(() => {
+            line.grace = undefined;
+            line.graceOver = true;
+            this.updateStatus(line);
+          }, NODE_ANSWER_GRACE_MS);
+          line.grace.unref();
+        }
         this.updateStatus(line);
       },
     });
@@ -70,8 +94,12 @@ export class SiteLines {
   async repoint(levelId: number, path: string): Promise<void> {
     const line = this.lines.get(levelId);
     if (line && line.path === path) return;
+    let health: LineHealth = OPENING;
     if (line) {
       this.lines.delete(levelId);
+      clearTimeout(line.grace);
+      // An outage already announced goes on on the new device: its recovery is announced there.
+      if (line.health.announcedDown) health = line.health;
       line.link.close();
       await line.transport.close();
       const prefix = `${levelId}:${line.path}:`;
@@ -83,7 +111,7 @@ export class SiteLines {
       }
     }
     this.logger.info({ level_id: levelId, device: path, before: line?.path }, 'radio line opened on a new device');
-    this.open(levelId, path);
+    this.open(levelId, path, health);
   }
 
   /** Bots with their latest telemetry; `online` is the link's session state. */
@@ -97,7 +125,7 @@ export class SiteLines {
   }
 
   /** Hears every change of a line's state; returns the function that stops listening. */
-  onLine(listener: (status: LineStatus) => void): () => void {
+  onLine(listener: LineListener): () => void {
     this.lineListeners.add(listener);
     return () => this.lineListeners.delete(listener);
   }
@@ -157,6 +185,7 @@ export class SiteLines {
   /** Closes every line. */
   async close(): Promise<void> {
     for (const line of this.lines.values()) {
+      clearTimeout(line.grace);
       line.link.close();
       await line.transport.close();
     }
@@ -169,24 +198,27 @@ export class SiteLines {
     for (const listener of this.listeners) listener(event);
   }
 
-  /** A line is up while its device is open and a node answers, or the level has no bot to answer. */
+  /**
+   * A line is up while its device is open and a node answers, or the level has no bot to
+   * answer (line-health.ts). Listeners hear every change of the status; `change` says which
+   * of them is news (the first down of an outage, the up that ends it), not every retry.
+   */
   private updateStatus(line: LevelLine): void {
-    let up: boolean;
-    let reason: string | null;
-    if (line.device.state !== 'open') {
-      up = false;
-      reason = line.device.error ? `device unavailable: ${line.device.error}` : `device ${line.device.state}`;
-    } else {
-      const bots = [...this.bots.values()].filter((b) => b.level_id === line.levelId);
-      up = bots.length === 0 || bots.some((b) => b.online);
-      reason = up ? null : 'no node answers on the line (gateway or radio silent)';
-    }
+    const bots = [...this.bots.values()].filter((b) => b.level_id === line.levelId);
+    const { next, change } = nextLineHealth(line.health, {
+      device: line.device.state, error: line.device.error, bots: bots.length, answering: bots.filter((b) => b.online).length,
+      graceOver: line.graceOver, now: this.now(),
+    });
+    line.health = next;
     const s = line.status;
-    if (s.up === up && s.reason === reason && s.device === line.path) return;
-    line.status = { level_id: line.levelId, device: line.path, up, reason, since: this.now() };
-    if (up) this.logger.info({ level_id: line.levelId, device: line.path }, 'radio line up');
-    else this.logger.warn({ level_id: line.levelId, device: line.path, reason }, 'radio line down');
-    for (const listener of this.lineListeners) listener(line.status);
+    if (s.up === next.up && s.reason === next.reason && s.device === line.path && change === null) return;
+    line.status = { level_id: line.levelId, device: line.path, up: next.up, reason: next.reason, since: this.now() };
+    const where = { level_id: line.levelId, device: line.path };
+    if (change?.kind === 'down') this.logger.error({ ...where, reason: next.reason }, 'radio line down');
+    else if (change?.kind === 'up') this.logger.info({ ...where, down_ms: change.downMs }, 'radio line up again');
+    else if (next.up) this.logger.info(where, 'radio line up');
+    else this.logger.info({ ...where, reason: next.reason }, 'radio line not up');
+    for (const listener of this.lineListeners) listener(line.status, change);
   }
 
   private onEvents(line: LevelLine, batch: LinkEvent[]): void {

@@ -11,6 +11,8 @@ import type { Site } from '../domain/site/load.js';
 import { botRecords } from '../domain/system/records.js';
 import type { Logger } from '../log/logger.js';
 import type { Store } from '../store/store.js';
+import type { LineStatus } from './events.js';
+import type { LineChange } from './line-health.js';
 import { SiteLines } from './site-lines.js';
 import { simulatePeople } from './simulated-people.js';
 import { SimulatedSite } from './simulated-site.js';
@@ -25,10 +27,11 @@ export interface StartedLines {
 /** Opens every level's line (starting the simulator first when a level needs it). */
 export async function startLines(config: Config, site: Site, store: Store, events: Events, logger: Logger): Promise<StartedLines> {
   const lines = new SiteLines(site, logger);
-  const stopEvents = lines.onLine((s) => {
-    const kind = s.up ? EVENT.lineUp : EVENT.lineDown;
-    const text = s.up ? `radio line of level ${s.level_id} up on ${s.device}` : `radio line of level ${s.level_id} down on ${s.device}: ${s.reason}`;
-    events.emit(kind, text, { level_id: s.level_id }).catch((err: unknown) => logger.error({ err }, 'could not record a line event'));
+  // One event when a line goes down (not one per retry of its device), one when it is back.
+  const stopEvents = lines.onLine((s, change) => {
+    if (!change) return;
+    const kind = change.kind === 'up' ? EVENT.lineUp : EVENT.lineDown;
+    events.emit(kind, lineEventText(s, change), { level_id: s.level_id }).catch((err: unknown) => logger.error({ err }, 'could not record a line event'));
   });
   let simulator: SimulatedSite | undefined;
   let stopPeople = () => undefined as void;
@@ -61,4 +64,10 @@ export async function startLines(config: Config, site: Site, store: Store, event
       await simulator?.stop();
     },
   };
+}
+
+/** The description of a line's 0x7009 / 0x700A event: the level, the device, and why (or how long it was down). */
+export function lineEventText(s: LineStatus, change: NonNullable<LineChange>): string {
+  if (change.kind === 'down') return `radio line of level ${s.level_id} down on ${s.device}: ${s.reason ?? 'no reason given'}`;
+  return `radio line of level ${s.level_id} up again on ${s.device} after ${Math.max(1, Math.round(change.downMs / 1000))} s down`;
 }
