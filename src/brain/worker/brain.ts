@@ -255,9 +255,13 @@ export class Brain {
           record(EVENT.botFault, `bot ${event.bot.id}: fault 0x${event.fault.code.toString(16).padStart(4, '0')} (${event.fault.severity}) at ${event.fault.x},${event.fault.y}`);
         } else this.log.info({ bot_id: event.bot.id, fault: event.fault }, 'bot fault report');
         break;
-      case 'offline':
-        record(EVENT.botOffline, `bot ${event.bot.id} lost on the radio line (${event.reason})`);
+      case 'offline': {
+        // A bot lost with its whole line says so: the line's own 0x7009 is the news, this one is its echo.
+        const line = this.lines.get(event.bot.level_id);
+        const withLine = line && !line.up ? `; the radio line of level ${line.level_id} is down (event 0x7009)` : '';
+        record(EVENT.botOffline, `bot ${event.bot.id} lost on the radio line (${event.reason})${withLine}`);
         break;
+      }
       case 'online':
         record(EVENT.botOnline, `bot ${event.bot.id} answers on the radio line (${event.reason})`);
         this.wake();
