@@ -16,7 +16,9 @@ const BotResponse = Type.Object({
   lifted_carrier: Type.Integer({ description: '1 when the bot holds a carrier, else 0' }),
   online: Type.Boolean({ description: 'Beyond the spec: the link hears the bot' }),
   in_service: Type.Boolean({ description: 'Beyond the spec: on its level in the database, so it may be given work (false once offboarded or removed)' }),
-  line_up: Type.Boolean({ description: 'Beyond the spec: its level\'s radio line is up' }),
+  line_up: Type.Boolean({
+    description: 'Beyond the spec: its level\'s radio line is up. False for every bot of a level whose gateway is down (device gone, or no node answers; event 0x7009), while `online` false with `line_up` true is this bot alone',
+  }),
   x: Type.Integer(),
   y: Type.Integer(),
   heading: Type.String(),
