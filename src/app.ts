@@ -10,7 +10,8 @@ import { setLevel, type Logger } from './log/logger.js';
 import { HttpServer } from './http/server.js';
 import { ensureCertificate, expiryWarning, readCertificate, selfSignedFiles, type TlsFiles } from './http/tls.js';
 import { planReload } from './reload.js';
-import { watchStorage } from './storage-watch.js';
+import { storageHealth, watchStorage } from './storage-watch.js';
+import { removeStatusFile, STATUS_PERIOD_MS, writeStatusFile } from './status-file.js';
 import { TlsFilesError } from './config/tls-files.js';
 import { ConfigError } from './config/config.js';
 import { docsRoutes } from './http/routes/docs.js';
@@ -249,6 +250,22 @@ async function assemble(config: Config, logger: Logger, options: AppOptions, und
   };
   checkExpiry();
   const expiryTimer = setInterval(checkExpiry, 24 * 3600_000).unref();
+  const startedAt = new Date().toISOString();
+  const writeStatus = () => {
+    try {
+      writeStatusFile(config.state_dir, {
+        version: VERSION, pid: process.pid, started_at: startedAt, written_at: new Date().toISOString(), port,
+        storage_status: system.storageStatus(), storage: storageHealth(store, path.join(config.state_dir, 'db')),
+        certificate: { file: certificate.certFile, valid_to: new Date(certificate.validTo).toISOString() },
+        lines: lines?.lineStates() ?? [], bots: [...(lines?.list() ?? [])],
+      });
+    } catch (err) {
+      // A full disk must not stop the daemon: the file is for the technician's convenience.
+      logger.debug({ err }, 'could not write status.json');
+    }
+  };
+  writeStatus();
+  const statusTimer = setInterval(writeStatus, STATUS_PERIOD_MS).unref();
 
   return {
     config, server, store, auth, events, settings, site, inventory, view, requests, brain, system, lines, simulator: started?.simulator, tls, port,
@@ -295,6 +312,8 @@ async function assemble(config: Config, logger: Logger, options: AppOptions, und
     },
     async close() {
       clearInterval(expiryTimer);
+      clearInterval(statusTimer);
+      removeStatusFile(config.state_dir);
       await events.emit(EVENT.stopping, 'controller stopping').catch((err: unknown) => logger.error({ err }, 'could not record the stop event'));
       stopRetention();
       stopWatching();

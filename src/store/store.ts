@@ -21,6 +21,19 @@ export interface StoreOptions {
   dir: string;
   /** Largest size the memory map may grow to. */
   mapSize?: number;
+  /**
+   * Read only, beside a running daemon (the technician's commands): no migration runs, and a
+   * store of another schema version than this build's is refused rather than misread.
+   */
+  readOnly?: boolean;
+}
+
+/** A read-only open found a store of another schema version than this build's. */
+export class StoreVersionError extends Error {
+  constructor(readonly found: number, readonly known: number) {
+    super(`the store is at schema version ${found}, this build reads version ${known}: ${found < known ? 'start the daemon of this version once to migrate it' : 'use the version that wrote it'}`);
+    this.name = 'StoreVersionError';
+  }
 }
 
 /**
@@ -69,6 +82,7 @@ export class Store {
       mapSize: options.mapSize ?? 64 * 1024 ** 3,
       compression: false,
       eventTurnBatching: true,
+      readOnly: options.readOnly ?? false,
     });
     this.meta = this.root.openDB<unknown, string>({ name: 'meta' });
   }
@@ -77,6 +91,15 @@ export class Store {
   static async open(options: StoreOptions, defs: readonly CollectionDef<never>[] = [], migrations: readonly Migration[] = []): Promise<Store> {
     const store = new Store(options);
     for (const def of defs) store.collection(def as CollectionDef<unknown>);
+    if (options.readOnly) {
+      const latest = Math.max(0, ...migrations.map((m) => m.version));
+      if (store.schemaVersion() !== latest) {
+        const found = store.schemaVersion();
+        await store.root.close();
+        throw new StoreVersionError(found, latest);
+      }
+      return store;
+    }
     await store.migrate(migrations);
     return store;
   }
@@ -256,6 +279,16 @@ export class Store {
     const out: Record<string, number> = {};
     for (const [name, c] of this.collections) out[name] = c.count();
     return out;
+  }
+
+  /** A consistent copy of the environment, free pages left out (a hot backup; readers and writers go on). */
+  async backup(file: string): Promise<void> {
+    await this.root.backup(file, true);
+  }
+
+  /** Forgets the read snapshot: the next read sees what other processes committed since. */
+  refresh(): void {
+    this.root.resetReadTxn();
   }
 
   /** Environment statistics for diagnostics. */

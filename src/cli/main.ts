@@ -1,0 +1,152 @@
+#!/usr/bin/env node
+/**
+ * `warehouse-controller`: the technician's commands at the box (status, check-config, backup,
+ * restore, reset-admin, bots, requests, events). Each prints for a person (or JSON where
+ * scripts need it) and exits with a status a script can test; none starts the daemon.
+ */
+import { parseArgs } from 'node:util';
+import { ConfigError } from '../config/config.js';
+import { VERSION } from '../version.js';
+import { StoreVersionError } from '../store/store.js';
+import { CliError, cliConfig, EXIT, type CliOptions } from './context.js';
+import { formatStatus, statusExit, statusReport } from './status.js';
+import { checkConfigCommand } from './check-config.js';
+import { backup, restore } from './backup.js';
+import { resetAdmin } from './reset-admin.js';
+import { botsTable, events, requestsTable } from './reads.js';
+
+const USAGE = `usage: warehouse-controller [--state-dir DIR] [--env-file FILE] <command> [options]
+
+commands:
+  status [--json]          is the daemon up; storage, lines, bots, open requests, last errors
+                           exit 0 running and healthy, 1 running degraded, 3 not running, 4 unknown
+  check-config             check environment, config file, TLS files and site without starting
+                           exit 0, or 78 with one line per problem
+  backup --out FILE        hot backup (the daemon may run): store, state files, config, TLS
+  restore FILE             restore a backup (the daemon stopped); the old state is kept aside
+  reset-admin [--out FILE] new password for the first Super Admin (the daemon stopped), in a 0600 file
+  bots                     bots with their live state
+  requests [--all] [--limit N]   open requests (or all), oldest first
+  events [--limit N] [--follow]  latest events; --follow prints new ones until Ctrl-C
+
+options:
+  --state-dir DIR   the daemon's state directory (default: WAREHOUSE_STATE_DIR, or /var/lib/warehouse-controller)
+  --env-file FILE   the unit's environment file (default /etc/warehouse-controller/environment, if present)
+  --help, --version
+
+Run as the service user (sudo -u warehouse warehouse-controller status). docs/operations.md.
+`;
+
+const out = (s: string) => process.stdout.write(s);
+const err = (s: string) => process.stderr.write(s);
+
+async function run(argv: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv, allowPositionals: true, strict: true,
+      options: {
+        'state-dir': { type: 'string' }, 'env-file': { type: 'string' }, help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'V' },
+        json: { type: 'boolean' }, out: { type: 'string' }, all: { type: 'boolean' }, limit: { type: 'string' }, follow: { type: 'boolean', short: 'f' },
+      },
+    });
+  } catch (e) {
+    err(`${(e as Error).message}\n\n${USAGE}`);
+    return EXIT.usage;
+  }
+  const { values, positionals } = parsed;
+  if (values.version) {
+    out(`${VERSION}\n`);
+    return EXIT.ok;
+  }
+  const [command, ...rest] = positionals;
+  if (values.help || command === undefined || command === 'help') {
+    out(USAGE);
+    return EXIT.ok;
+  }
+  const options: CliOptions = { stateDir: values['state-dir'], envFile: values['env-file'] };
+  const limit = values.limit === undefined ? 20 : Number(values.limit);
+  if (!Number.isInteger(limit) || limit < 1) throw new CliError(`--limit takes a whole number above 0 (got ${values.limit})`, EXIT.usage);
+  const expect = (n: number, what: string) => {
+    if (rest.length !== n) throw new CliError(`${command} takes ${what}\n\n${USAGE}`, EXIT.usage);
+  };
+
+  switch (command) {
+    case 'check-config':
+      expect(0, 'no arguments');
+      return checkConfigCommand(options, out, err);
+    case 'status': {
+      expect(0, 'no arguments');
+      let report;
+      try {
+        report = await statusReport(cliConfig(options));
+      } catch (e) {
+        // status answers with its own codes: 4 when it cannot tell.
+        err(`warehouse-controller: ${(e as Error).message}\n`);
+        return EXIT.unknown;
+      }
+      out(values.json ? `${JSON.stringify(report, null, 2)}\n` : formatStatus(report));
+      return statusExit(report);
+    }
+    case 'backup': {
+      expect(0, '--out FILE');
+      if (!values.out) throw new CliError('backup needs --out FILE', EXIT.usage);
+      const manifest = await backup(cliConfig(options), options, values.out);
+      out(`backup written to ${values.out}: ${Object.keys(manifest.files).length} files, version ${manifest.version}, schema ${manifest.schema_version}\n`);
+      return EXIT.ok;
+    }
+    case 'restore': {
+      expect(1, 'the archive: restore FILE');
+      const done = await restore(cliConfig(options), rest[0]!);
+      out(`restored ${rest[0]} (made ${done.manifest.created_at} by ${done.manifest.version} on ${done.manifest.hostname}); the previous state is in ${done.previous}\n`);
+      if (done.config) out(`the configuration and TLS files of the backup are in ${done.config}: compare them with /etc/warehouse-controller before starting\n`);
+      return EXIT.ok;
+    }
+    case 'reset-admin': {
+      expect(0, 'no arguments (--out FILE)');
+      const done = await resetAdmin(cliConfig(options), values.out);
+      out(`new password for ${done.email} written to ${done.file} (mode 0600): log in, change it, then delete the file\n`);
+      return EXIT.ok;
+    }
+    case 'bots':
+      expect(0, 'no arguments');
+      out(await botsTable(cliConfig(options)));
+      return EXIT.ok;
+    case 'requests':
+      expect(0, 'no arguments');
+      out(await requestsTable(cliConfig(options), { all: values.all ?? false, limit }));
+      return EXIT.ok;
+    case 'events': {
+      expect(0, 'no arguments');
+      const stop = new AbortController();
+      process.once('SIGINT', () => stop.abort());
+      process.once('SIGTERM', () => stop.abort());
+      await events(cliConfig(options), { limit, follow: values.follow ?? false, write: out, signal: stop.signal });
+      return EXIT.ok;
+    }
+    default:
+      err(`unknown command "${command}"\n\n${USAGE}`);
+      return EXIT.usage;
+  }
+}
+
+run(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (e: unknown) => {
+    if (e instanceof CliError) {
+      err(`warehouse-controller: ${e.message}\n`);
+      process.exitCode = e.exit;
+    } else if (e instanceof StoreVersionError) {
+      err(`warehouse-controller: ${e.message}\n`);
+      process.exitCode = EXIT.config;
+    } else if (e instanceof ConfigError) {
+      err(`warehouse-controller: ${e.message}\n(check-config lists every problem)\n`);
+      process.exitCode = EXIT.config;
+    } else {
+      err(`warehouse-controller: ${(e as Error).stack ?? String(e)}\n`);
+      process.exitCode = EXIT.software;
+    }
+  },
+);

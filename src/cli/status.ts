@@ -1,0 +1,108 @@
+/**
+ * `warehouse-controller status [--json]`: is the daemon up, and how is the site. Exit 0 when
+ * it runs and is healthy, 1 when it runs degraded (storage status ERROR, a line down, a disk
+ * fault, a stale status file), 3 when it does not run, 4 when this cannot be told.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Config } from '../config/config.js';
+import { STATUS_FILE, STATUS_PERIOD_MS, type DaemonStatus } from '../status-file.js';
+import { requests } from '../domain/requests/records.js';
+import { eventRecords } from '../domain/events/events.js';
+import { SEVERITY } from '../domain/events/catalogue.js';
+import { VERSION } from '../version.js';
+import { daemonPid, existingStateDir, EXIT, openStoreReadOnly } from './context.js';
+import { formatTable } from './table.js';
+
+/** The daemon's last status.json and whether it is older than three periods. */
+export function readDaemonStatus(stateDir: string, now = Date.now()): { status: DaemonStatus; stale: boolean } | undefined {
+  try {
+    const status = JSON.parse(readFileSync(path.join(stateDir, STATUS_FILE), 'utf8')) as DaemonStatus;
+    return { status, stale: now - Date.parse(status.written_at) > 3 * STATUS_PERIOD_MS };
+  } catch {
+    return undefined;
+  }
+}
+
+export interface StatusReport {
+  running: boolean;
+  pid: number | null;
+  state_dir: string;
+  cli_version: string;
+  daemon: DaemonStatus | null;
+  stale: boolean;
+  problems: string[];
+  requests_open: Record<string, number>;
+  last_errors: { id: number; at: string; code: string; component: string; description: string }[];
+}
+
+/** Gathers the report from the lock, status.json and the store. */
+export async function statusReport(config: Config): Promise<StatusReport> {
+  const stateDir = existingStateDir(config);
+  const pid = daemonPid(stateDir);
+  const running = pid !== undefined;
+  const file = running ? readDaemonStatus(stateDir) : undefined;
+  const store = await openStoreReadOnly(stateDir, config);
+  try {
+    const requestsOpen: Record<string, number> = {};
+    for (const r of store.collection(requests).findBy('open', 1)) requestsOpen[r.status] = (requestsOpen[r.status] ?? 0) + 1;
+    const lastErrors: StatusReport['last_errors'] = [];
+    let seen = 0;
+    for (const e of store.collection(eventRecords).range(undefined, true)) {
+      if (++seen > 5000 || lastErrors.length === 5) break;
+      if (e.severity >= SEVERITY.error) lastErrors.push({ id: e.id, at: new Date(e.created_at).toISOString(), code: e.hex_value, component: e.component, description: e.description });
+    }
+    const problems: string[] = [];
+    const daemon = file?.status;
+    if (running && !daemon) problems.push('the daemon runs but has written no status.json yet (starting?)');
+    if (file?.stale) problems.push(`status.json is stale (written ${file.status.written_at}): the daemon may be hung`);
+    if (daemon?.storage_status === 'ERROR') problems.push('storage status ERROR');
+    if (daemon?.storage.fault) problems.push(daemon.storage.fault);
+    for (const line of daemon?.lines ?? []) if (!line.up) problems.push(`radio line of level ${line.level_id} (${line.device}) down since ${new Date(line.since).toISOString()}: ${line.reason ?? 'unknown reason'}`);
+    return {
+      running, pid: pid ?? null, state_dir: stateDir, cli_version: VERSION, daemon: daemon ?? null, stale: file?.stale ?? false,
+      problems, requests_open: requestsOpen, last_errors: lastErrors,
+    };
+  } finally {
+    await store.close();
+  }
+}
+
+/** The exit status of a report. */
+export function statusExit(report: StatusReport): number {
+  if (!report.running) return EXIT.notRunning;
+  return report.problems.length > 0 ? EXIT.failure : EXIT.ok;
+}
+
+const gib = (n: number | null) => (n === null ? 'unknown' : `${(n / 1024 ** 3).toFixed(1)} GiB`);
+
+/** The report for a person. */
+export function formatStatus(r: StatusReport): string {
+  const out: string[] = [];
+  const d = r.daemon;
+  if (!r.running) out.push(`warehouse-controller: not running (state ${r.state_dir})`);
+  else out.push(`warehouse-controller ${d?.version ?? '?'}: running, pid ${r.pid}${d ? `, since ${d.started_at}, port ${d.port}` : ''}`);
+  if (d) {
+    out.push(`storage status: ${d.storage_status}; disk: ${gib(d.storage.free_bytes)} free${d.storage.full ? ' (FULL)' : ''}`);
+    out.push(`certificate: ${d.certificate.file}, valid to ${d.certificate.valid_to}`);
+    const byLevel = new Map<number, { online: number; offline: number; charging: number }>();
+    for (const b of d.bots) {
+      const c = byLevel.get(b.level_id) ?? { online: 0, offline: 0, charging: 0 };
+      if (b.online) c.online++;
+      else c.offline++;
+      if (b.is_charging) c.charging++;
+      byLevel.set(b.level_id, c);
+    }
+    out.push('', formatTable(['LEVEL', 'LINE', 'DEVICE', 'BOTS ONLINE', 'OFFLINE', 'CHARGING', 'REASON'], d.lines.map((l) => {
+      const c = byLevel.get(l.level_id);
+      return [l.level_id, l.up ? 'up' : 'DOWN', l.device, c?.online ?? 0, c?.offline ?? 0, c?.charging ?? 0, l.up ? '' : l.reason];
+    })));
+  }
+  const open = Object.entries(r.requests_open);
+  out.push('', `open requests: ${open.length === 0 ? 'none' : open.map(([s, n]) => `${s} ${n}`).join(', ')}`);
+  if (r.last_errors.length > 0) {
+    out.push('', 'last errors:', formatTable(['TIME', 'CODE', 'COMPONENT', 'DESCRIPTION'], r.last_errors.map((e) => [e.at, e.code, e.component, e.description])));
+  }
+  if (r.problems.length > 0) out.push('', 'problems:', ...r.problems.map((p) => `  - ${p}`));
+  return `${out.join('\n')}\n`;
+}
