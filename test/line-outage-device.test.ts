@@ -6,10 +6,11 @@
 // at it. Then the simulator's radio knobs silence every bot while the device stays open (a
 // gateway that is powered but says nothing). Each time, one 0x7009 naming the level, the
 // device and why, however many times the device was retried; `line_up: false` for every bot
-// of the level in GET /api/v2/bots; the level's jobs wait for the line;
+// of the level in GET /api/v2/bots and the line down in status.json (what `warehouse-controller
+// status` reads); the level's jobs wait for the line;
 // then one 0x700A naming the level and the device, and the work is done.
 import t, { type Test } from 'tap';
-import { mkdtempSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startAdminApp, type AdminApp } from './helpers/app.js';
@@ -26,6 +27,14 @@ const get = async (a: AdminApp, p: string) => (await a.admin.request(p)).json;
 const bots = async (a: AdminApp) => (await get(a, '/api/v2/bots')) as Bot[];
 const lineEvents = async (a: AdminApp, hex: string) =>
   ((await get(a, '/api/v2/events?level_id__eq=1&size=200&sort_by=+created_at')).items as Event[]).filter((e) => e.hex_value === hex);
+/** Level 1's line as status.json (what `warehouse-controller status` shows) has it. */
+const statusLine = (a: AdminApp) => {
+  try {
+    return (JSON.parse(readFileSync(path.join(a.stateDir, 'status.json'), 'utf8')) as { lines: { level_id: number; up: boolean; reason: string | null }[] }).lines.find((l) => l.level_id === 1);
+  } catch {
+    return undefined; // being written
+  }
+};
 
 /** Confirms every job of the request that waits for a person, until the request ends. */
 function work(a: AdminApp, requestId: string) {
@@ -88,6 +97,8 @@ t.test('a gateway on a by-id symlink: cut and restored, then silenced and heard 
     return e.length >= 3 ? e : undefined;
   }, 60_000);
   t.equal(lost.length, 3, 'each bot\'s 0x7002 says its line is down');
+  const shown = await until('status.json to show the line down', async () => (statusLine(a)?.up === false ? statusLine(a) : undefined), 30_000);
+  t.match(shown, { up: false, reason: /device unavailable/ }, 'status.json has the line down, and why');
 
   const fetch1 = await fetchWaiting(t, a, 'C4');
   t.equal(fetch1.job.details.waiting_for, 'line', 'the retrieval waits for the line');
