@@ -1,12 +1,13 @@
 /**
  * One request/response exchange over uWS. It owns the pitfalls of the raw API in one place:
  * `onAborted` is registered before anything else, every write after an await is corked and
- * guarded by the aborted flag, bodies are copied out of reused chunks and capped, and large
- * answers go through tryEnd/onWritable.
+ * guarded by the aborted flag, bodies are copied out of reused chunks and capped, large
+ * answers go through tryEnd/onWritable, and every answer carries the security headers.
  */
 import { STATUS_CODES } from 'node:http';
 import type { HttpResponse } from './uws.js';
 import { HttpError } from './errors.js';
+import { FRAMEWORK_HEADERS, HSTS } from './hardening.js';
 
 const STATUS_LINES = new Map<number, string>();
 for (const [code, text] of Object.entries(STATUS_CODES)) STATUS_LINES.set(Number(code), `${code} ${text ?? ''}`);
@@ -22,6 +23,8 @@ export class Exchange {
    * writes at once; any later send (after an await) must cork itself.
    */
   inCallback = false;
+  /** Answers of routes that need credentials must not be kept by any cache. */
+  noStore = false;
   private controller: AbortController | undefined;
   private onAbort: (() => void) | undefined;
 
@@ -99,7 +102,14 @@ export class Exchange {
     res.writeStatus(STATUS_LINES.get(status) ?? String(status));
     res.writeHeader('content-type', contentType);
     res.writeHeader('x-request-id', requestId);
-    for (const name in headers) res.writeHeader(name, headers[name]!);
+    res.writeHeader('strict-transport-security', HSTS);
+    res.writeHeader('x-content-type-options', 'nosniff');
+    // no-store wins over a handler's own caching: answers behind credentials must not outlive them in a cache.
+    if (this.noStore) res.writeHeader('cache-control', 'no-store');
+    for (const name in headers) {
+      if (FRAMEWORK_HEADERS.has(name) && (name !== 'cache-control' || this.noStore)) continue;
+      res.writeHeader(name, headers[name]!);
+    }
     // A UTF-16 unit is at most 3 UTF-8 bytes: most answers are small enough on their length
     // alone, which spares counting the bytes of every answer (~1 µs per 10 KB).
     const small = typeof body === 'string' ? body.length * 3 <= LARGE_BODY || Buffer.byteLength(body) <= LARGE_BODY : body.length <= LARGE_BODY;

@@ -11,6 +11,7 @@ import type { Logger } from '../log/logger.js';
 import { ValidationError } from '../domain/errors.js';
 import { errorAnswer, HttpError } from './errors.js';
 import { ClientGone, Exchange } from './exchange.js';
+import { TLS12_CIPHERS } from './hardening.js';
 import { parseMultipart, planMultipart, type MultipartPlan } from './multipart.js';
 import { coerceQuery, parseQuery } from './query.js';
 import { AUTHENTICATED, isMultipart, JsonReply, Reply, successStatus, type AnyRoute, type Caller, type RequestContext } from './route.js';
@@ -67,7 +68,7 @@ export class HttpServer {
   port = 0;
 
   constructor(private readonly options: ServerOptions) {
-    this.app = SSLApp({ cert_file_name: options.certFile, key_file_name: options.keyFile });
+    this.app = SSLApp({ cert_file_name: options.certFile, key_file_name: options.keyFile, ssl_ciphers: TLS12_CIPHERS });
     this.sockets = new WebSockets(this.app, {
       prepare: (route, request, exchange) => this.prepareUpgrade(route, request, exchange),
       fail: (exchange, err, requestId, method, url) => this.fail(exchange, err, requestId, method, url),
@@ -195,6 +196,7 @@ export class HttpServer {
 
     const ctx = new Context(match.params, headers, requestId, undefined, exchange, this.options.logger);
     const needsAuth = this.options.authenticate !== undefined && c.route.permission !== null;
+    exchange.noStore = c.route.permission !== null;
     if (!needsAuth && c.route.body === undefined) {
       this.validateInputs(c, ctx, qs);
       return this.respond(exchange, c, ctx, c.route.handler(ctx as never));
