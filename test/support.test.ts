@@ -510,6 +510,8 @@ t.test('the OpenAPI document of the support routes is valid and documents the fo
   t.equal(form.properties.files.items.format, 'binary');
   t.same(form.required, ['payload']);
   t.ok(create.responses['201'] && create.responses['413'] && create.responses['422']);
+  t.match(create.responses['429'].description, /upload_quota_bytes/, 'the per-caller upload quota');
+  t.match(create.responses['503'].description, /upload_total_bytes/, 'and the global cap');
   t.ok(doc.paths['/api/v2/support/issues/{key}'].get.responses['404']);
   t.ok(doc.paths['/api/v2/support/issues/{key}/files/{name}'].get.responses['200'].content['application/octet-stream']);
 });

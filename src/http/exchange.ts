@@ -1,12 +1,11 @@
 /**
  * One request/response exchange over uWS. It owns the pitfalls of the raw API in one place:
  * `onAborted` is registered before anything else, every write after an await is corked and
- * guarded by the aborted flag, bodies are copied out of reused chunks and capped, large
- * answers go through tryEnd/onWritable, and every answer carries the security headers.
+ * guarded by the aborted flag, the body's flow control is a no-op once the response is gone,
+ * large answers go through tryEnd/onWritable, and every answer carries the security headers.
  */
 import { STATUS_CODES } from 'node:http';
 import type { HttpResponse } from './uws.js';
-import { HttpError } from './errors.js';
 import { FRAMEWORK_HEADERS, HSTS } from './hardening.js';
 
 const STATUS_LINES = new Map<number, string>();
@@ -23,16 +22,18 @@ export class Exchange {
    * writes at once; any later send (after an await) must cork itself.
    */
   inCallback = false;
+  /** The request has a body that has not been read to its end: its answer closes the connection. */
+  bodyPending = false;
   /** Answers of routes that need credentials must not be kept by any cache. */
   noStore = false;
   private controller: AbortController | undefined;
-  private onAbort: (() => void) | undefined;
+  private abortListeners: (() => void)[] | undefined;
 
   constructor(private readonly res: HttpResponse) {
     res.onAborted(() => {
       this.aborted = true;
       this.controller?.abort();
-      this.onAbort?.();
+      for (const listener of this.abortListeners ?? []) listener();
     });
   }
 
@@ -43,40 +44,28 @@ export class Exchange {
     return this.controller.signal;
   }
 
-  /**
-   * Reads the whole body, copying each chunk (uWS reuses them). Rejects with 413 once more
-   * than `limit` bytes arrive, and with an abort error when the client disconnects.
-   */
-  readBody(limit: number, declaredLength: number | undefined): Promise<Buffer> {
-    return new Promise((resolve, reject) => {
-      if (declaredLength !== undefined && declaredLength > limit) {
-        reject(tooLarge(limit));
-        return;
-      }
-      let buffer = declaredLength !== undefined ? Buffer.allocUnsafe(declaredLength) : undefined;
-      let chunks: Buffer[] | undefined = buffer ? undefined : [];
-      let length = 0;
-      let failed = false;
-      this.onAbort = () => reject(new ClientGone());
-      this.res.onData((chunk, isLast) => {
-        if (failed) return;
-        const size = chunk.byteLength;
-        if (length + size > limit || (buffer && length + size > buffer.length)) {
-          failed = true;
-          reject(length + size > limit ? tooLarge(limit) : new HttpError('bad_request', 'Body longer than its Content-Length'));
-          return;
-        }
-        if (buffer) Buffer.from(chunk).copy(buffer, length);
-        else chunks!.push(Buffer.from(chunk.slice(0)));
-        length += size;
-        if (!isLast) return;
-        this.onAbort = undefined;
-        if (buffer) resolve(length === buffer.length ? buffer : buffer.subarray(0, length));
-        else resolve(Buffer.concat(chunks!, length));
-        buffer = undefined;
-        chunks = undefined;
-      });
+  /** Calls `listener` when the client disconnects before the answer is sent. */
+  onAbort(listener: () => void): void {
+    (this.abortListeners ??= []).push(listener);
+  }
+
+  /** Receives the body's chunks; uWS delivers them only to a handler set during the request callback. */
+  onBody(handler: (chunk: ArrayBuffer, last: boolean) => void): void {
+    this.bodyPending = true;
+    this.res.onData((chunk, last) => {
+      if (last) this.bodyPending = false;
+      handler(chunk, last);
     });
+  }
+
+  /** Stops reading the body from the socket (uWS still delivers what it has read already). */
+  pause(): void {
+    if (!this.aborted && !this.finished) this.res.pause();
+  }
+
+  /** Reads the body from the socket again. */
+  resume(): void {
+    if (!this.aborted && !this.finished) this.res.resume();
   }
 
   /**
@@ -136,8 +125,4 @@ export class ClientGone extends Error {
   constructor() {
     super('client disconnected');
   }
-}
-
-function tooLarge(limit: number): HttpError {
-  return new HttpError('payload_too_large', `Request body is larger than the limit of ${limit} bytes`);
 }

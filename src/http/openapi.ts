@@ -85,6 +85,9 @@ function responses(route: AnyRoute): Json {
     add(400, 'The body cannot be parsed (not JSON, malformed multipart, wrong Content-Length)', ERROR_REF);
     add(413, 'The body is larger than the limit', ERROR_REF);
     add(415, 'Wrong Content-Type', ERROR_REF);
+    // Bodies in flight are bounded (src/http/body-budget.ts): a client must be told it may retry.
+    if (isMultipart(route.body)) add(429, 'The caller\'s uploads in flight would pass `upload_quota_bytes`; retry after `Retry-After` seconds', ERROR_REF);
+    add(503, 'The box is taking too many request bodies at once (uploads: `upload_total_bytes`); retry after `Retry-After` seconds', ERROR_REF);
   }
   if (route.permission !== null) {
     add(401, 'Missing, malformed, expired or revoked credentials', ERROR_REF);
