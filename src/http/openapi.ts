@@ -51,6 +51,7 @@ function operation(route: AnyRoute): Json {
   if (route.deprecated) op.deprecated = true;
   if (route.permission === null) op.security = [];
   else op['x-permission'] = route.permission;
+  if (route.alsoPermitted?.length) op['x-permission-also'] = [...route.alsoPermitted];
   if (route.body !== undefined) {
     op.requestBody = isMultipart(route.body)
       ? { required: true, content: { 'multipart/form-data': { schema: plain(route.body.multipart) } } }

@@ -106,6 +106,11 @@ export interface RouteSpec<P extends TObject | undefined, Q extends TObject | un
   hidden?: boolean;
   /** Permission key the caller must hold; AUTHENTICATED for any valid identity; null for the few public endpoints. */
   permission: string | null;
+  /**
+   * Other keys that also let a caller in; the handler then decides what each one may see
+   * (the creator of a support issue reads their own issues with `support:create_issue`).
+   */
+  alsoPermitted?: readonly string[];
   params?: P;
   query?: Q;
   body?: B;

@@ -313,9 +313,9 @@ export class HttpServer {
 
   private authorize(route: AnyRoute, caller: Caller): void {
     if (caller.kind === 'anonymous') throw new HttpError('unauthorized', 'Missing or invalid credentials', { 'www-authenticate': 'Bearer' });
-    if (route.permission !== AUTHENTICATED && !caller.permissions.has(route.permission!)) {
-      throw new HttpError('forbidden', `Missing permission ${route.permission}`);
-    }
+    if (route.permission === AUTHENTICATED || caller.permissions.has(route.permission!)) return;
+    if (route.alsoPermitted?.some((p) => caller.permissions.has(p))) return;
+    throw new HttpError('forbidden', `Missing permission ${route.permission}`);
   }
 
   private async readBody(c: Compiled, ctx: RequestContext, intake: BodyIntake): Promise<unknown> {

@@ -57,6 +57,12 @@ export interface IssueRecord {
   files: StoredFile[];
 }
 
+/** Who may read an issue besides support managers: its creator, as `{kind, id}` of the caller. */
+export function isCreator(issue: IssueRecord, caller: { kind: string; id?: number }): boolean {
+  const by = issue.created_by;
+  return by !== null && caller.kind !== 'anonymous' && by.kind === caller.kind && by.id === caller.id;
+}
+
 /** Contents of status.json; instants are ISO 8601 UTC or null. */
 export interface ForwardingStatus {
   status: 'pending' | 'forwarded';
