@@ -320,3 +320,25 @@ t.test('spool files left by an earlier process are removed at start', async (t) 
   t.teardown(() => s.close());
   t.same(readdirSync(dir), []);
 });
+
+t.test('a body refused after it had all arrived leaves its connection open and reading: the next request on it is answered', async (t) => {
+  const s = await start(t);
+  const socket = tls.connect({ host: '127.0.0.1', port: s.server.port, ca, checkServerIdentity: () => undefined });
+  t.teardown(() => socket.destroy());
+  await new Promise((resolve) => socket.once('secureConnect', resolve));
+  let text = '';
+  socket.on('data', (d: Buffer) => (text += d.toString('latin1')));
+  const answers = () => text.match(/HTTP\/1\.1 \d{3}/g) ?? [];
+  const post = (token: string) => `POST /api/v2/json HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 7\r\nAuthorization: Bearer ${token}\r\n\r\n{"a":1}`;
+  // The whole body is in (held, the socket paused) before the caller is refused.
+  closeGate();
+  socket.write(post('ro'));
+  await until('the whole body held', async () => counters(s).heldNow === 7);
+  openGate();
+  await until('the refusal', async () => answers().length === 1);
+  t.match(text, /^HTTP\/1\.1 403 /);
+  t.notMatch(text, /connection: close/i, 'nothing of the body is left unread: the connection is kept');
+  socket.write(post('u1'));
+  await until('the second answer on the same connection', async () => answers().length === 2);
+  t.same(answers(), ['HTTP/1.1 403', 'HTTP/1.1 200']);
+});

@@ -27,6 +27,8 @@ export class Exchange {
   /** Answers of routes that need credentials must not be kept by any cache. */
   noStore = false;
   private controller: AbortController | undefined;
+  /** The socket was paused (pause()) and not resumed since. */
+  private paused = false;
   private abortListeners: (() => void)[] | undefined;
 
   constructor(private readonly res: HttpResponse) {
@@ -60,12 +62,16 @@ export class Exchange {
 
   /** Stops reading the body from the socket (uWS still delivers what it has read already). */
   pause(): void {
-    if (!this.aborted && !this.finished) this.res.pause();
+    if (this.aborted || this.finished) return;
+    this.res.pause();
+    this.paused = true;
   }
 
   /** Reads the body from the socket again. */
   resume(): void {
-    if (!this.aborted && !this.finished) this.res.resume();
+    if (this.aborted || this.finished) return;
+    this.res.resume();
+    this.paused = false;
   }
 
   /**
@@ -88,6 +94,12 @@ export class Exchange {
 
   private write(status: number, contentType: string, body: string | Buffer, headers: Record<string, string>, requestId: string, close: boolean): void {
     const res = this.res;
+    // A body refused after all of it had arrived leaves the socket paused, while the connection
+    // is kept for the client's next request: it must read again (after end() res is not ours).
+    if (this.paused && !close) {
+      res.resume();
+      this.paused = false;
+    }
     res.writeStatus(STATUS_LINES.get(status) ?? String(status));
     res.writeHeader('content-type', contentType);
     res.writeHeader('x-request-id', requestId);
