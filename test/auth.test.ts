@@ -175,13 +175,22 @@ t.test('the authorization matrix of every route', async (t) => {
     const holding = (await send(holder)).status;
     t.ok(holding !== 401 && holding !== 403, `${r.method} ${r.path}: key holding the permission gets ${holding}`);
     holder.close();
-    // A key with every permission but this one (all the others of its area included).
-    const others = as(await newKey(ALL_PERMISSION_KEYS.filter((k) => k !== r.permission && !expandPermissions([k]).has(r.permission!))));
+    // A route that also admits other keys (its handler narrows what each may see) lets each in.
+    const admitting = [r.permission!, ...(r.alsoPermitted ?? [])];
+    for (const also of r.alsoPermitted ?? []) {
+      const alsoHolder = as(await newKey([also]));
+      const status = (await send(alsoHolder)).status;
+      t.ok(status !== 401 && status !== 403, `${r.method} ${r.path}: key holding ${also} gets ${status}`);
+      alsoHolder.close();
+    }
+    // A key with every permission but those admitted here (all the others of their area included).
+    const others = as(await newKey(ALL_PERMISSION_KEYS.filter((k) => !admitting.some((p) => k === p || expandPermissions([k]).has(p)))));
     if (r.permission !== AUTHENTICATED) t.equal((await send(others)).status, 403, `${r.method} ${r.path}: key with every other permission`);
     others.close();
-    // Each built-in role: allowed exactly when the role holds the permission.
+    // Each built-in role: allowed exactly when the role holds a permission the route admits.
     for (const [role, login] of roleLogins) {
-      const holds = r.permission === AUTHENTICATED || rolePermissions(a.app.store.collection(roles).get(role)!).has(r.permission!);
+      const granted = rolePermissions(a.app.store.collection(roles).get(role)!);
+      const holds = r.permission === AUTHENTICATED || admitting.some((p) => granted.has(p));
       const status = (await send(login)).status;
       if (holds) t.ok(status !== 401 && status !== 403, `${r.method} ${r.path}: ${role} holds it (${status})`);
       else t.equal(status, 403, `${r.method} ${r.path}: ${role} lacks it`);

@@ -63,3 +63,13 @@ t.test('file problems are named with the file', async (t) => {
 t.test('the error message lists all problems', async (t) => {
   t.throws(() => loadConfig({ WAREHOUSE_PORT: '-1' }), { name: 'ConfigError', message: /invalid configuration:\n {2}- WAREHOUSE_PORT/ });
 });
+
+t.test('upload quotas: defaults, and never below the largest upload', async (t) => {
+  const c = loadConfig({});
+  t.same([c.upload_limit_bytes, c.upload_quota_bytes, c.upload_total_bytes], [16 << 20, 64 << 20, 256 << 20]);
+  const raised = loadConfig({ WAREHOUSE_UPLOAD_LIMIT_BYTES: String(100 << 20) });
+  t.same([raised.upload_quota_bytes, raised.upload_total_bytes], [100 << 20, 256 << 20], 'a default follows a raised limit');
+  const p = problems({ WAREHOUSE_UPLOAD_QUOTA_BYTES: String(1 << 20) });
+  t.equal(p.length, 1);
+  t.match(p[0], /^WAREHOUSE_UPLOAD_QUOTA_BYTES: must be at least upload_limit_bytes/);
+});

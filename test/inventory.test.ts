@@ -7,6 +7,7 @@ import { memoryLogger } from './helpers/server.js';
 import path from 'node:path';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { Client, multipart, type Answer } from './helpers/client.js';
+import { until } from './helpers/until.js';
 import { bufferedSmallSite, smallSite, writeSite } from './fixtures/small-site.js';
 
 let a: TestApp;
@@ -138,6 +139,8 @@ t.test('SKU images: type from the bytes, overwrite only when asked, served back'
   t.equal(r.status, 413);
   t.equal(readdirSync(path.join(a.stateDir, 'sku-images')).length, 1, 'refused uploads leave no file');
   t.notOk(existsSync(path.join(a.stateDir, 'sku-images', 'p.png')), 'client file names are never used');
+  // Uploads are spooled under the state directory while they are handled, and removed after.
+  await until('no upload spool file left', async () => readdirSync(path.join(a.stateDir, 'uploads')).length === 0);
 });
 
 t.test('boxes: create, overlap, patch, swap, swap-region, delete', async (t) => {

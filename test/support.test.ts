@@ -16,16 +16,26 @@ import { SupportOutbox, type ForwardingStatus } from '../src/domain/support/outb
 import { retryDelay, SupportForwarder } from '../src/domain/support/forwarder.js';
 import { sanitizeFileName, uniqueFileNames } from '../src/domain/support/names.js';
 import type { Caller } from '../src/http/route.js';
+import { expandPermissions } from '../src/domain/auth/permissions.js';
+import { SEEDED_ROLES } from '../src/domain/auth/roles.js';
 import { Client, multipart } from './helpers/client.js';
 import { memoryLogger, startServer, testCertificate } from './helpers/server.js';
 
 const MiB = 1 << 20;
 const KEY_RE = /^SUP-\d{8}-[0-9A-HJKMNP-TV-Z]{6}$/;
 
-/** Bearer `support` may create and view; bearer `reader` is valid but lacks the permission. */
+/**
+ * Bearer `support` may create and view; `reader` is valid but lacks the permissions;
+ * `reporter` and `reporter2` (users 9 and 10) and `key-reporter` (API key 9) only create;
+ * `manager` only views (support:view).
+ */
 function authenticate(headers: Readonly<Record<string, string>>): Caller {
   if (headers.authorization === 'Bearer support') return { kind: 'user', id: 7, permissions: new Set(['support:create_issue', 'support:view']), authorityLevel: 1 };
   if (headers.authorization === 'Bearer reader') return { kind: 'user', id: 8, permissions: new Set(['skus:view']), authorityLevel: 1 };
+  if (headers.authorization === 'Bearer reporter') return { kind: 'user', id: 9, permissions: new Set(['support:create_issue']), authorityLevel: 1 };
+  if (headers.authorization === 'Bearer reporter2') return { kind: 'user', id: 10, permissions: new Set(['support:create_issue']), authorityLevel: 1 };
+  if (headers.authorization === 'Bearer key-reporter') return { kind: 'api_key', id: 9, permissions: new Set(['support:create_issue']), authorityLevel: 1 };
+  if (headers.authorization === 'Bearer manager') return { kind: 'user', id: 11, permissions: new Set(['support:view']), authorityLevel: 1 };
   if (headers.authorization !== undefined) throw new HttpError('unauthorized', 'Missing or invalid credentials');
   return { kind: 'anonymous', permissions: new Set(), authorityLevel: 0 };
 }
@@ -45,10 +55,10 @@ async function post(c: Client, parts: Part[]) {
   return c.request('/api/v2/support/create_issue', { method: 'POST', body, headers: { 'content-type': contentType } });
 }
 
-async function download(c: Client, url: string): Promise<{ status: number; headers: Record<string, unknown>; bytes: Buffer }> {
+async function download(c: Client, url: string, token = 'support'): Promise<{ status: number; headers: Record<string, unknown>; bytes: Buffer }> {
   // Client.request decodes text; files need their exact bytes, so this reads them raw.
   return new Promise((resolve, reject) => {
-    const req = https.request({ host: '127.0.0.1', port: c.port, path: url, headers: { authorization: 'Bearer support' }, ca: certPem, checkServerIdentity: () => undefined }, (res) => {
+    const req = https.request({ host: '127.0.0.1', port: c.port, path: url, headers: { authorization: `Bearer ${token}` }, ca: certPem, checkServerIdentity: () => undefined }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (d: Buffer) => chunks.push(d));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, bytes: Buffer.concat(chunks) }));
@@ -277,6 +287,52 @@ t.test('create_issue over HTTPS', async (t) => {
     t.equal((await anon.get(created.json.url)).status, 401);
     t.equal((await reader.get(created.json.url)).status, 403);
   });
+
+  t.test('reading: the creator and support managers only', async (t) => {
+    const as = (token: string) => {
+      const client = new Client(s.client.port, certPem, token);
+      t.teardown(() => client.close());
+      return client;
+    };
+    const reporter = as('reporter');
+    const created = await post(reporter, [payloadPart({ title: 'mine', contact: { email: 'op@example.com' } }), filePart('log.txt', 'secret log')]);
+    t.equal(created.status, 201, created.text);
+    const fileUrl = `${created.json.url}/files/log.txt`;
+
+    const own = await reporter.get(created.json.url);
+    t.equal(own.status, 200, 'the creator reads it with support:create_issue alone');
+    t.same(own.json.created_by, { kind: 'user', id: 9 }, 'who created it is stored');
+    t.equal((await download(reporter, fileUrl, 'reporter')).status, 200, 'and its attachment');
+
+    for (const [token, status, why] of [
+      ['manager', 200, 'a support manager (support:view) reads every issue'],
+      ['support', 200, 'so does one holding both permissions'],
+      ['reporter2', 404, 'another reporter: as if it did not exist'],
+      ['key-reporter', 404, 'an API key with the same id is not the user who created it'],
+      ['reader', 403, 'neither permission'],
+    ] as const) {
+      const got = await as(token).get(created.json.url);
+      t.equal(got.status, status, `issue: ${why}`);
+      if (status !== 200) t.notOk(got.text.includes('op@example.com'), `${token}: nothing of the issue revealed`);
+      const file = await download(reporter, fileUrl, token);
+      t.equal(file.status, status, `attachment: ${why}`);
+      if (status !== 200) t.notOk(file.bytes.toString().includes('secret log'), `${token}: nothing of the file revealed`);
+    }
+    const unknown = await as('reporter2').get('/api/v2/support/issues/SUP-20200101-ABCDEF');
+    t.equal(unknown.status, 404, 'the same answer as an unknown key');
+    t.equal((await as('reporter2').get(created.json.url)).json.detail, unknown.json.detail.replace('SUP-20200101-ABCDEF', created.json.key));
+
+    // An issue an API key created is its key's, not its owner's.
+    const byKey = await post(as('key-reporter'), [payloadPart({ title: 'from a key' })]);
+    t.equal((await as('key-reporter').get(byKey.json.url)).status, 200);
+    t.equal((await reporter.get(byKey.json.url)).status, 404);
+  });
+});
+
+t.test('the seeded roles: only Super Admin and Admin read every issue; the Operator reads its own', async (t) => {
+  const holders = (key: string) => SEEDED_ROLES.filter((r) => expandPermissions(r.permissions).has(key)).map((r) => r.id);
+  t.same(holders('support:view'), ['super_admin', 'admin'], 'a Viewer is not a support manager');
+  t.same(holders('support:create_issue'), ['super_admin', 'admin', 'operator']);
 });
 
 // ------------------------------------------------------------------------------ forwarding
@@ -510,7 +566,11 @@ t.test('the OpenAPI document of the support routes is valid and documents the fo
   t.equal(form.properties.files.items.format, 'binary');
   t.same(form.required, ['payload']);
   t.ok(create.responses['201'] && create.responses['413'] && create.responses['422']);
+  t.match(create.responses['429'].description, /upload_quota_bytes/, 'the per-caller upload quota');
+  t.match(create.responses['503'].description, /upload_total_bytes/, 'and the global cap');
   t.ok(doc.paths['/api/v2/support/issues/{key}'].get.responses['404']);
+  t.equal(doc.paths['/api/v2/support/issues/{key}'].get['x-permission'], 'support:view');
+  t.same(doc.paths['/api/v2/support/issues/{key}'].get['x-permission-also'], ['support:create_issue'], 'creators read their own');
   t.ok(doc.paths['/api/v2/support/issues/{key}/files/{name}'].get.responses['200'].content['application/octet-stream']);
 });
 

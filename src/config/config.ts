@@ -21,6 +21,8 @@ const ConfigSchema = Type.Object(
     log_level: Type.Enum([...LOG_LEVELS], { description: 'Least severe level written' }),
     body_limit_bytes: Type.Integer({ minimum: 1024, maximum: 1 << 30, description: 'Largest JSON body accepted' }),
     upload_limit_bytes: Type.Integer({ minimum: 1024, maximum: 1 << 30, description: 'Largest multipart body accepted' }),
+    upload_quota_bytes: Type.Integer({ minimum: 1024, maximum: 2 ** 40, description: 'Multipart bytes one caller may have in flight at once (spooled to disk); more answers 429' }),
+    upload_total_bytes: Type.Integer({ minimum: 1024, maximum: 2 ** 40, description: 'Multipart bytes all callers together may have in flight at once; more answers 503' }),
     max_page_size: Type.Integer({ minimum: 1, maximum: 100000, description: 'Largest `size` a list endpoint accepts' }),
     links: Type.Enum(['on', 'off'], { description: 'Talk to the bots (on), or run the API alone without radio lines or simulator (off)' }),
     support_url: Type.Optional(Type.String({ pattern: '^https?://\\S+$', description: 'Support endpoint that support issues are forwarded to (retried until accepted)' })),
@@ -48,6 +50,8 @@ export const DEFAULTS: Config = {
   log_level: 'info',
   body_limit_bytes: 1 << 20,
   upload_limit_bytes: 16 << 20,
+  upload_quota_bytes: 64 << 20,
+  upload_total_bytes: 256 << 20,
   max_page_size: 1000,
   shutdown_timeout_ms: 10000,
   sim_speed: 1,
@@ -64,7 +68,7 @@ export class ConfigError extends Error {
 }
 
 const ENV_PREFIX = 'WAREHOUSE_';
-const INTEGER_KEYS = new Set(['port', 'body_limit_bytes', 'upload_limit_bytes', 'max_page_size', 'shutdown_timeout_ms', 'sim_speed', 'sim_battery_permille', 'store_map_size_bytes', 'disk_low_bytes']);
+const INTEGER_KEYS = new Set(['port', 'body_limit_bytes', 'upload_limit_bytes', 'upload_quota_bytes', 'upload_total_bytes', 'max_page_size', 'shutdown_timeout_ms', 'sim_speed', 'sim_battery_permille', 'store_map_size_bytes', 'disk_low_bytes']);
 const KNOWN_KEYS = new Set(Object.keys(ConfigSchema.properties));
 
 /** Builds the configuration from a file and an environment, or throws ConfigError. */
@@ -101,6 +105,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (typeof merged.timezone === 'string' && !isTimeZone(merged.timezone)) {
     problems.push(`${sourceOf.get('timezone') ?? 'timezone'}: unknown IANA time zone "${merged.timezone}"`);
+  }
+  for (const key of ['upload_quota_bytes', 'upload_total_bytes']) {
+    // Below the largest upload, an upload of that size could never be taken: a default follows
+    // a raised upload_limit_bytes, a value given explicitly is a mistake.
+    const limit = merged.upload_limit_bytes;
+    if (typeof merged[key] !== 'number' || typeof limit !== 'number' || merged[key] >= limit) continue;
+    if (sourceOf.has(key)) problems.push(`${sourceOf.get(key)}: must be at least upload_limit_bytes (${limit}), or no upload of that size is ever taken`);
+    else merged[key] = limit;
   }
   if ((merged.tls_cert === undefined) !== (merged.tls_key === undefined)) {
     problems.push('tls_cert and tls_key must be set together (WAREHOUSE_TLS_CERT, WAREHOUSE_TLS_KEY)');

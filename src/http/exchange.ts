@@ -1,12 +1,12 @@
 /**
  * One request/response exchange over uWS. It owns the pitfalls of the raw API in one place:
  * `onAborted` is registered before anything else, every write after an await is corked and
- * guarded by the aborted flag, bodies are copied out of reused chunks and capped, and large
- * answers go through tryEnd/onWritable.
+ * guarded by the aborted flag, the body's flow control is a no-op once the response is gone,
+ * large answers go through tryEnd/onWritable, and every answer carries the security headers.
  */
 import { STATUS_CODES } from 'node:http';
 import type { HttpResponse } from './uws.js';
-import { HttpError } from './errors.js';
+import { FRAMEWORK_HEADERS, HSTS } from './hardening.js';
 
 const STATUS_LINES = new Map<number, string>();
 for (const [code, text] of Object.entries(STATUS_CODES)) STATUS_LINES.set(Number(code), `${code} ${text ?? ''}`);
@@ -22,14 +22,20 @@ export class Exchange {
    * writes at once; any later send (after an await) must cork itself.
    */
   inCallback = false;
+  /** The request has a body that has not been read to its end: its answer closes the connection. */
+  bodyPending = false;
+  /** Answers of routes that need credentials must not be kept by any cache. */
+  noStore = false;
   private controller: AbortController | undefined;
-  private onAbort: (() => void) | undefined;
+  /** The socket was paused (pause()) and not resumed since. */
+  private paused = false;
+  private abortListeners: (() => void)[] | undefined;
 
   constructor(private readonly res: HttpResponse) {
     res.onAborted(() => {
       this.aborted = true;
       this.controller?.abort();
-      this.onAbort?.();
+      for (const listener of this.abortListeners ?? []) listener();
     });
   }
 
@@ -40,40 +46,32 @@ export class Exchange {
     return this.controller.signal;
   }
 
-  /**
-   * Reads the whole body, copying each chunk (uWS reuses them). Rejects with 413 once more
-   * than `limit` bytes arrive, and with an abort error when the client disconnects.
-   */
-  readBody(limit: number, declaredLength: number | undefined): Promise<Buffer> {
-    return new Promise((resolve, reject) => {
-      if (declaredLength !== undefined && declaredLength > limit) {
-        reject(tooLarge(limit));
-        return;
-      }
-      let buffer = declaredLength !== undefined ? Buffer.allocUnsafe(declaredLength) : undefined;
-      let chunks: Buffer[] | undefined = buffer ? undefined : [];
-      let length = 0;
-      let failed = false;
-      this.onAbort = () => reject(new ClientGone());
-      this.res.onData((chunk, isLast) => {
-        if (failed) return;
-        const size = chunk.byteLength;
-        if (length + size > limit || (buffer && length + size > buffer.length)) {
-          failed = true;
-          reject(length + size > limit ? tooLarge(limit) : new HttpError('bad_request', 'Body longer than its Content-Length'));
-          return;
-        }
-        if (buffer) Buffer.from(chunk).copy(buffer, length);
-        else chunks!.push(Buffer.from(chunk.slice(0)));
-        length += size;
-        if (!isLast) return;
-        this.onAbort = undefined;
-        if (buffer) resolve(length === buffer.length ? buffer : buffer.subarray(0, length));
-        else resolve(Buffer.concat(chunks!, length));
-        buffer = undefined;
-        chunks = undefined;
-      });
+  /** Calls `listener` when the client disconnects before the answer is sent. */
+  onAbort(listener: () => void): void {
+    (this.abortListeners ??= []).push(listener);
+  }
+
+  /** Receives the body's chunks; uWS delivers them only to a handler set during the request callback. */
+  onBody(handler: (chunk: ArrayBuffer, last: boolean) => void): void {
+    this.bodyPending = true;
+    this.res.onData((chunk, last) => {
+      if (last) this.bodyPending = false;
+      handler(chunk, last);
     });
+  }
+
+  /** Stops reading the body from the socket (uWS still delivers what it has read already). */
+  pause(): void {
+    if (this.aborted || this.finished) return;
+    this.res.pause();
+    this.paused = true;
+  }
+
+  /** Reads the body from the socket again. */
+  resume(): void {
+    if (this.aborted || this.finished) return;
+    this.res.resume();
+    this.paused = false;
   }
 
   /**
@@ -96,10 +94,23 @@ export class Exchange {
 
   private write(status: number, contentType: string, body: string | Buffer, headers: Record<string, string>, requestId: string, close: boolean): void {
     const res = this.res;
+    // A body refused after all of it had arrived leaves the socket paused, while the connection
+    // is kept for the client's next request: it must read again (after end() res is not ours).
+    if (this.paused && !close) {
+      res.resume();
+      this.paused = false;
+    }
     res.writeStatus(STATUS_LINES.get(status) ?? String(status));
     res.writeHeader('content-type', contentType);
     res.writeHeader('x-request-id', requestId);
-    for (const name in headers) res.writeHeader(name, headers[name]!);
+    res.writeHeader('strict-transport-security', HSTS);
+    res.writeHeader('x-content-type-options', 'nosniff');
+    // no-store wins over a handler's own caching: answers behind credentials must not outlive them in a cache.
+    if (this.noStore) res.writeHeader('cache-control', 'no-store');
+    for (const name in headers) {
+      if (FRAMEWORK_HEADERS.has(name) && (name !== 'cache-control' || this.noStore)) continue;
+      res.writeHeader(name, headers[name]!);
+    }
     // A UTF-16 unit is at most 3 UTF-8 bytes: most answers are small enough on their length
     // alone, which spares counting the bytes of every answer (~1 µs per 10 KB).
     const small = typeof body === 'string' ? body.length * 3 <= LARGE_BODY || Buffer.byteLength(body) <= LARGE_BODY : body.length <= LARGE_BODY;
@@ -126,8 +137,4 @@ export class ClientGone extends Error {
   constructor() {
     super('client disconnected');
   }
-}
-
-function tooLarge(limit: number): HttpError {
-  return new HttpError('payload_too_large', `Request body is larger than the limit of ${limit} bytes`);
 }

@@ -51,6 +51,7 @@ function operation(route: AnyRoute): Json {
   if (route.deprecated) op.deprecated = true;
   if (route.permission === null) op.security = [];
   else op['x-permission'] = route.permission;
+  if (route.alsoPermitted?.length) op['x-permission-also'] = [...route.alsoPermitted];
   if (route.body !== undefined) {
     op.requestBody = isMultipart(route.body)
       ? { required: true, content: { 'multipart/form-data': { schema: plain(route.body.multipart) } } }
@@ -85,6 +86,9 @@ function responses(route: AnyRoute): Json {
     add(400, 'The body cannot be parsed (not JSON, malformed multipart, wrong Content-Length)', ERROR_REF);
     add(413, 'The body is larger than the limit', ERROR_REF);
     add(415, 'Wrong Content-Type', ERROR_REF);
+    // Bodies in flight are bounded (src/http/body-budget.ts): a client must be told it may retry.
+    if (isMultipart(route.body)) add(429, 'The caller\'s uploads in flight would pass `upload_quota_bytes`; retry after `Retry-After` seconds', ERROR_REF);
+    add(503, 'The box is taking too many request bodies at once (uploads: `upload_total_bytes`); retry after `Retry-After` seconds', ERROR_REF);
   }
   if (route.method !== 'GET') add(507, 'Storage full: nothing was written (code storage_full); reads keep working', ERROR_REF);
   if (route.permission !== null) {

@@ -4,16 +4,27 @@
  * framework validates inputs before the handler runs and the OpenAPI document is generated
  * from the same objects.
  */
+import type { Readable } from 'node:stream';
 import type { Static, TObject, TSchema } from 'typebox';
 import type { Logger } from '../log/logger.js';
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
-/** A file received in a multipart body. */
+/**
+ * A file received in a multipart body. It stays on disk (the request's spool file) until the
+ * answer is sent: handlers stream it where it belongs rather than holding it in memory.
+ */
 export interface UploadedFile {
   filename: string;
   type: string;
-  data: Buffer;
+  /** Bytes in the file. */
+  size: number;
+  /** Its bytes, read from disk. */
+  stream(): Readable;
+  /** Its first `n` bytes (fewer when the file is shorter), e.g. to tell its type. */
+  head(n: number): Promise<Buffer>;
+  /** All its bytes in memory: only for files the route has bounded to a small size. */
+  read(): Promise<Buffer>;
 }
 
 /** A multipart/form-data body: text fields are strings, binary fields are UploadedFile(s). */
@@ -95,6 +106,11 @@ export interface RouteSpec<P extends TObject | undefined, Q extends TObject | un
   hidden?: boolean;
   /** Permission key the caller must hold; AUTHENTICATED for any valid identity; null for the few public endpoints. */
   permission: string | null;
+  /**
+   * Other keys that also let a caller in; the handler then decides what each one may see
+   * (the creator of a support issue reads their own issues with `support:create_issue`).
+   */
+  alsoPermitted?: readonly string[];
   params?: P;
   query?: Q;
   body?: B;

@@ -2,24 +2,37 @@
  * The HTTPS server: one uWS SSLApp whose single catch-all handler runs the route table.
  * Order per request: copy what is needed from the uWS request, match the route, parse and
  * validate path and query, authenticate and authorize, read and validate the body, run the
- * handler, check the answer (in tests), send. Nothing a handler throws can reach uWS.
+ * handler, check the answer (in tests), send. Nothing a handler throws can reach uWS. No body
+ * byte is kept before the caller is known to be allowed to send it (body-intake.ts); uploads
+ * go to spool files, not memory (spool.ts, multipart.ts), within quotas (body-budget.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type AddressInfo } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { SSLApp, us_listen_socket_close, us_socket_local_port, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
 import type { TSchema } from 'typebox';
 import type { Logger } from '../log/logger.js';
 import { ValidationError } from '../domain/errors.js';
 import { errorAnswer, HttpError } from './errors.js';
 import { ClientGone, Exchange } from './exchange.js';
-import { parseMultipart, planMultipart, type MultipartPlan } from './multipart.js';
+import { BodyBudget, emptyStats, type BodyStats } from './body-budget.js';
+import { BodyIntake } from './body-intake.js';
+import { TLS12_CIPHERS } from './hardening.js';
+import { boundaryOf, parseSpooledMultipart, planMultipart, type MultipartPlan } from './multipart.js';
+import { prepareSpoolDir, Spool } from './spool.js';
 import { coerceQuery, parseQuery } from './query.js';
 import { AUTHENTICATED, isMultipart, JsonReply, Reply, successStatus, type AnyRoute, type Caller, type RequestContext } from './route.js';
 import { Router } from './router.js';
 import { compile, type Validator } from './validation.js';
 import { WebSockets, type UpgradeRequest } from './websocket.js';
 
-/** Decides who is calling; throws an `unauthorized` error for bad credentials. */
+/**
+ * Decides who is calling; throws an `unauthorized` error for bad credentials. A request without
+ * an Authorization header is anonymous without asking (the answer to a body's sender must be
+ * known before uWS hands over the body's first bytes).
+ */
 export type Authenticate = (headers: Readonly<Record<string, string>>, remoteAddress: string) => Caller | Promise<Caller>;
 
 export interface ServerOptions {
@@ -34,11 +47,22 @@ export interface ServerOptions {
   checkResponses?: boolean;
   /** Credentials check; until one is installed every caller is anonymous and unchecked. */
   authenticate?: Authenticate;
+  /** Directory of the uploads' spool files (`<state dir>/uploads`); default: a temporary one, removed on close. */
+  uploadDir?: string;
+  /** Upload bytes one caller may have in flight; default 4 × uploadLimit. */
+  uploadQuota?: number;
+  /** Upload bytes all callers may have in flight; default 16 × uploadLimit. */
+  uploadTotal?: number;
 }
 
 /** Headers copied from every request; anything else is not available to handlers. */
 const COPIED_HEADERS = ['authorization', 'content-type', 'content-length', 'x-request-id', 'idempotency-key', 'user-agent', 'x-forwarded-for'];
 const JSON_TYPE = 'application/json';
+/** JSON bodies are held in memory while parsed: all of them together at most this many times bodyLimit. */
+const JSON_BODIES_IN_MEMORY = 32;
+/** Parts of one multipart body, and the longest header block of one part. */
+const MAX_PARTS = 256;
+const MAX_PART_HEADER_BYTES = 16 * 1024;
 const ANONYMOUS: Caller = { kind: 'anonymous', permissions: new Set(), authorityLevel: 0 };
 
 interface Compiled {
@@ -65,9 +89,22 @@ export class HttpServer {
   private drained: (() => void) | undefined;
   private readonly idPrefix = randomBytes(4).toString('hex');
   private idCounter = 0;
+  private readonly stats: BodyStats = emptyStats();
+  private readonly uploads: BodyBudget;
+  private readonly jsonBodies: BodyBudget;
+  private readonly uploadDir: string;
+  private readonly ownUploadDir: boolean;
+  /** Requests whose body is being taken or whose spool file exists. */
+  private readonly intakes = new Set<BodyIntake>();
   port = 0;
 
   constructor(private readonly options: ServerOptions) {
+    this.uploads = new BodyBudget({ perCaller: options.uploadQuota ?? 4 * options.uploadLimit, total: options.uploadTotal ?? 16 * options.uploadLimit }, 'uploads');
+    const inMemory = JSON_BODIES_IN_MEMORY * options.bodyLimit;
+    this.jsonBodies = new BodyBudget({ perCaller: Infinity, total: inMemory }, 'request bodies');
+    this.ownUploadDir = options.uploadDir === undefined;
+    this.uploadDir = options.uploadDir ?? mkdtempSync(path.join(tmpdir(), 'wh-uploads-'));
+    prepareSpoolDir(this.uploadDir);
     this.sockets = new WebSockets({
       prepare: (route, request, exchange) => this.prepareUpgrade(route, request, exchange),
       fail: (exchange, err, requestId, method, url) => this.fail(exchange, err, requestId, method, url),
@@ -77,7 +114,7 @@ export class HttpServer {
   }
 
   private createApp(certFile: string, keyFile: string): TemplatedApp {
-    const app = SSLApp({ cert_file_name: certFile, key_file_name: keyFile });
+    const app = SSLApp({ cert_file_name: certFile, key_file_name: keyFile, ssl_ciphers: TLS12_CIPHERS });
     this.sockets.wire(app);
     app.any('/*', (res, req) => this.dispatch(res, req));
     return app;
@@ -164,7 +201,15 @@ export class HttpServer {
         };
       });
     }
+    // Requests cut off at the timeout keep no spool file behind.
+    await Promise.all([...this.intakes].map((intake) => intake.dispose()));
+    if (this.ownUploadDir) rmSync(this.uploadDir, { recursive: true, force: true });
     return { unfinished: this.inFlight };
+  }
+
+  /** What the server did with request body bytes (tests and benchmarks read it). */
+  bodyStats(): BodyStats {
+    return { ...this.stats, spoolFiles: [...this.intakes].filter((i) => i.spooling).length };
   }
 
   private nextRequestId(given: string | undefined): string {
@@ -224,25 +269,43 @@ export class HttpServer {
 
     const ctx = new Context(match.params, headers, requestId, undefined, exchange, this.options.logger);
     const needsAuth = this.options.authenticate !== undefined && c.route.permission !== null;
-    if (!needsAuth && c.route.body === undefined) {
+    exchange.noStore = c.route.permission !== null;
+    if (c.route.body === undefined) {
+      if (needsAuth) return this.serveAsync(exchange, c, ctx, qs);
       this.validateInputs(c, ctx, qs);
       return this.respond(exchange, c, ctx, c.route.handler(ctx as never));
     }
-    return this.serveAsync(exchange, c, ctx, qs, needsAuth);
+    // Until its last chunk is read, an answer closes the connection: the rest may still come.
+    exchange.bodyPending = headers['content-length'] !== '0';
+    // Without credentials the answer is known now, and uWS never hands over a byte of the body.
+    if (needsAuth && headers.authorization === undefined) this.authorize(c.route, ANONYMOUS);
+    const intake = new BodyIntake(exchange, this.stats, needsAuth);
+    this.intakes.add(intake);
+    return this.serveBody(exchange, c, ctx, qs, needsAuth, intake);
   }
 
   /** Credentials first (an anonymous caller learns nothing from validation), then inputs, then the handler. */
-  private async serveAsync(exchange: Exchange, c: Compiled, ctx: RequestContext, qs: string, needsAuth: boolean): Promise<number> {
-    // Start reading at once: uWS delivers body chunks only to a handler set in this tick.
-    const reading = c.route.body !== undefined ? this.readBody(exchange, c, ctx.headers) : undefined;
-    reading?.catch(() => undefined); // awaited below; no unhandled rejection meanwhile
-    if (needsAuth) {
-      ctx.caller = await this.options.authenticate!(ctx.headers, ctx.remoteAddress);
-      this.authorize(c.route, ctx.caller);
-    }
+  private async serveAsync(exchange: Exchange, c: Compiled, ctx: RequestContext, qs: string): Promise<number> {
+    ctx.caller = await this.options.authenticate!(ctx.headers, ctx.remoteAddress);
+    this.authorize(c.route, ctx.caller);
     this.validateInputs(c, ctx, qs);
-    if (reading) ctx.body = await reading;
     return this.respond(exchange, c, ctx, await c.route.handler(ctx as never));
+  }
+
+  /** As serveAsync, with the body taken only once the caller may send it; its bytes are dropped whatever the outcome. */
+  private async serveBody(exchange: Exchange, c: Compiled, ctx: RequestContext, qs: string, needsAuth: boolean, intake: BodyIntake): Promise<number> {
+    try {
+      if (needsAuth) {
+        ctx.caller = await this.options.authenticate!(ctx.headers, ctx.remoteAddress);
+        this.authorize(c.route, ctx.caller);
+      }
+      this.validateInputs(c, ctx, qs);
+      ctx.body = await this.readBody(c, ctx, intake);
+      return await this.respond(exchange, c, ctx, await c.route.handler(ctx as never));
+    } finally {
+      this.intakes.delete(intake);
+      await intake.dispose().catch((err: unknown) => this.options.logger.error({ err, req_id: ctx.requestId }, 'could not remove an upload spool file'));
+    }
   }
 
   /** The checks of a WebSocket upgrade: those of any request, without a body. */
@@ -279,42 +342,60 @@ export class HttpServer {
 
   private authorize(route: AnyRoute, caller: Caller): void {
     if (caller.kind === 'anonymous') throw new HttpError('unauthorized', 'Missing or invalid credentials', { 'www-authenticate': 'Bearer' });
-    if (route.permission !== AUTHENTICATED && !caller.permissions.has(route.permission!)) {
-      throw new HttpError('forbidden', `Missing permission ${route.permission}`);
-    }
+    if (route.permission === AUTHENTICATED || caller.permissions.has(route.permission!)) return;
+    if (route.alsoPermitted?.some((p) => caller.permissions.has(p))) return;
+    throw new HttpError('forbidden', `Missing permission ${route.permission}`);
   }
 
-  private async readBody(exchange: Exchange, c: Compiled, headers: Record<string, string>): Promise<unknown> {
-    const contentType = headers['content-type'] ?? '';
-    const declared = headers['content-length'] !== undefined ? Number(headers['content-length']) : undefined;
+  private async readBody(c: Compiled, ctx: RequestContext, intake: BodyIntake): Promise<unknown> {
+    const contentType = ctx.headers['content-type'] ?? '';
+    const length = ctx.headers['content-length'];
+    const declared = length !== undefined ? Number(length) : undefined;
     if (declared !== undefined && !Number.isSafeInteger(declared)) throw new HttpError('bad_request', 'Invalid Content-Length header');
-    if (c.multipart) {
-      if (!contentType.toLowerCase().startsWith('multipart/form-data')) {
-        throw new HttpError('unsupported_media_type', 'This endpoint takes multipart/form-data');
-      }
-      const raw = await exchange.readBody(this.options.uploadLimit, declared);
-      return parseMultipart(raw, contentType, c.multipart);
-    }
+    if (c.multipart) return this.readUpload(c.multipart, ctx, intake, contentType, declared);
     const mediaType = contentType.split(';', 1)[0]!.trim().toLowerCase();
     if (mediaType !== '' && mediaType !== JSON_TYPE && !mediaType.endsWith('+json')) {
       throw new HttpError('unsupported_media_type', `This endpoint takes ${JSON_TYPE}, not ${mediaType}`);
     }
-    const raw = await exchange.readBody(this.options.bodyLimit, declared);
+    const limit = this.options.bodyLimit;
+    if (declared !== undefined && declared > limit) throw tooLarge(limit);
+    // Held in memory while parsed: one global budget, so a flood of bodies cannot grow the heap without bound.
+    const reserved = declared ?? limit;
+    this.jsonBodies.reserve('*', reserved);
     let body: unknown;
-    if (raw.length === 0) {
-      body = undefined;
-    } else {
-      try {
-        body = JSON.parse(raw.toString('utf8'));
-      } catch (err) {
-        throw new HttpError('bad_request', 'Body is not valid JSON', {}, [
-          { loc: ['body'], msg: `JSON decode error: ${(err as Error).message}`, type: 'json_invalid' },
-        ]);
-      }
+    try {
+      const raw = await intake.toMemory(limit);
+      body = raw.length === 0 ? undefined : parseJson(raw);
+    } finally {
+      this.jsonBodies.release('*', reserved);
     }
     if (body === undefined) throw ValidationError.of(['body'], 'Field required', 'missing');
     if (!c.body!.check(body)) throw new ValidationError(c.body!.issues(body, 'body'));
     return body;
+  }
+
+  /** A multipart body: spooled to disk within the caller's quota, then parsed from there. */
+  private async readUpload(plan: MultipartPlan, ctx: RequestContext, intake: BodyIntake, contentType: string, declared: number | undefined): Promise<unknown> {
+    if (!contentType.toLowerCase().startsWith('multipart/form-data')) throw new HttpError('unsupported_media_type', 'This endpoint takes multipart/form-data');
+    const limit = this.options.uploadLimit;
+    if (declared !== undefined && declared > limit) throw tooLarge(limit);
+    const boundary = boundaryOf(contentType);
+    const who = ctx.caller.kind === 'anonymous' ? `address:${ctx.remoteAddress}` : `${ctx.caller.kind}:${ctx.caller.id ?? 0}`;
+    // The declared length is taken at once, so that concurrent uploads cannot all pass the check
+    // and then exceed it together; a chunked body takes its bytes as they come.
+    let reserved = 0;
+    intake.onDispose(() => this.uploads.release(who, reserved));
+    if (declared !== undefined) {
+      this.uploads.reserve(who, declared);
+      reserved = declared;
+    }
+    const spool = new Spool(this.uploadDir);
+    const size = await intake.toFile(spool, limit, (bytes) => {
+      if (declared !== undefined) return;
+      this.uploads.reserve(who, bytes);
+      reserved += bytes;
+    });
+    return parseSpooledMultipart(spool.path, size, boundary, plan, { maxTextBytes: this.options.bodyLimit, maxParts: MAX_PARTS, maxHeaderBytes: MAX_PART_HEADER_BYTES });
   }
 
   private respond(exchange: Exchange, c: Compiled, ctx: RequestContext, result: unknown): number | Promise<number> {
@@ -361,8 +442,8 @@ export class HttpServer {
     if (answer.status === 500) {
       this.options.logger.error({ err, req_id: requestId, method, url }, 'request failed');
     }
-    // A refused upload may still be streaming in: close the connection after answering.
-    const close = answer.status === 400 || answer.status === 413 || answer.status === 415;
+    // A refused body may still be streaming in: close the connection after answering.
+    const close = exchange.bodyPending || answer.status === 400 || answer.status === 413 || answer.status === 415;
     exchange.send(answer.status, JSON_TYPE, JSON.stringify(answer.body), answer.headers, requestId, close);
     return answer.status;
   }
@@ -421,4 +502,18 @@ function freePort(host: string, port: number): Promise<number | undefined> {
       probe.close(() => resolve(bound));
     });
   });
+}
+
+function tooLarge(limit: number): HttpError {
+  return new HttpError('payload_too_large', `Request body is larger than the limit of ${limit} bytes`);
+}
+
+function parseJson(raw: Buffer): unknown {
+  try {
+    return JSON.parse(raw.toString('utf8'));
+  } catch (err) {
+    throw new HttpError('bad_request', 'Body is not valid JSON', {}, [
+      { loc: ['body'], msg: `JSON decode error: ${(err as Error).message}`, type: 'json_invalid' },
+    ]);
+  }
 }

@@ -27,8 +27,10 @@ export const SEEDED_ROLES: readonly Omit<RoleRecord, 'created_at' | 'updated_at'
     ],
   },
   {
+    // Not support:view either: support issues hold reporters' contact details and their files,
+    // for support managers (Admin and above, or a custom role) and each issue's creator only.
     id: 'viewer', name: 'Viewer', authority_level: 10, is_seeded: true,
-    permissions: ALL_PERMISSION_KEYS.filter((k) => view(k) && !/^(users|roles|api_keys|permissions):/.test(k)),
+    permissions: ALL_PERMISSION_KEYS.filter((k) => view(k) && !/^(users|roles|api_keys|permissions|support):/.test(k)),
   },
 ];
 

@@ -2,12 +2,15 @@
  * SKU images on the box's disk, under `<state dir>/sku-images/`. The type comes from the
  * file's first bytes, never from what the client claims. A file is written under a fresh
  * name, synced and renamed into place before the store records it, so a record never names
- * a half-written file; the file a record stops naming is removed after the commit.
+ * a half-written file; the file a record stops naming is removed after the commit. Images
+ * are copied from wherever the upload is kept (its spool file), never held whole in memory.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { DomainError, ValidationError } from '../errors.js';
+import { writeNewFileFrom, type IncomingBytes } from '../incoming.js';
 import type { SkuImage } from './records.js';
 
 /** Largest image accepted, bytes. */
@@ -35,23 +38,22 @@ export class SkuImages {
   }
 
   /** Checks and durably writes an image; the caller records it, or calls `discard` on failure. */
-  write(bytes: Buffer): SkuImage {
-    if (bytes.length > IMAGE_MAX_BYTES) {
-      throw new DomainError('payload_too_large', `the image has ${bytes.length} bytes; at most ${IMAGE_MAX_BYTES} are accepted`);
+  async write(source: IncomingBytes): Promise<SkuImage> {
+    if (source.size > IMAGE_MAX_BYTES) {
+      throw new DomainError('payload_too_large', `the image has ${source.size} bytes; at most ${IMAGE_MAX_BYTES} are accepted`);
     }
-    const kind = imageType(bytes);
+    const kind = imageType(await source.head(12));
     if (!kind) throw ValidationError.of(['body', 'picture'], 'the file is not a PNG, JPEG, GIF or WebP image', 'value_error.image_type');
     const file = `${Date.now().toString(36)}-${randomBytes(6).toString('hex')}.${kind.ext}`;
     const tmp = path.join(this.dir, `.${file}.tmp`);
-    const fd = openSync(tmp, 'wx', 0o600);
     try {
-      writeSync(fd, bytes);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
+      await writeNewFileFrom(tmp, source.stream(), 0o600);
+      await rename(tmp, path.join(this.dir, file));
+    } catch (err) {
+      await rm(tmp, { force: true });
+      throw err;
     }
-    renameSync(tmp, path.join(this.dir, file));
-    return { file, type: kind.type, bytes: bytes.length };
+    return { file, type: kind.type, bytes: source.size };
   }
 
   /** The bytes of a stored image. */

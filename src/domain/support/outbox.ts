@@ -15,7 +15,8 @@ import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { DomainError, NotFoundError, ValidationError } from '../errors.js';
-import { DIR_MODE, replaceFile, syncDir, writeNewFile } from './durable.js';
+import { bufferBytes, writeNewFileFrom, type IncomingBytes } from '../incoming.js';
+import { DIR_MODE, FILE_MODE, replaceFile, syncDir, writeNewFile } from './durable.js';
 import { isFileName, isKey, newKey, uniqueFileNames } from './names.js';
 
 export type Severity = 'low' | 'normal' | 'high' | 'critical';
@@ -34,12 +35,8 @@ export interface IssuePayload {
   bot_id?: number;
 }
 
-/** A file as received. */
-export interface IncomingFile {
-  filename: string;
-  type: string;
-  data: Buffer;
-}
+/** A file as received: its bytes in memory, or where the HTTP layer keeps them (an upload's spool file). */
+export type IncomingFile = { filename: string; type: string } & ({ data: Buffer } | IncomingBytes);
 
 /** A file as stored: `name` is the safe name on disk, `original_name` what the client sent. */
 export interface StoredFile {
@@ -58,6 +55,12 @@ export interface IssueRecord {
   created_by: { kind: string; id?: number } | null;
   payload: IssuePayload & { severity: Severity };
   files: StoredFile[];
+}
+
+/** Who may read an issue besides support managers: its creator, as `{kind, id}` of the caller. */
+export function isCreator(issue: IssueRecord, caller: { kind: string; id?: number }): boolean {
+  const by = issue.created_by;
+  return by !== null && caller.kind !== 'anonymous' && by.kind === caller.kind && by.id === caller.id;
 }
 
 /** Contents of status.json; instants are ISO 8601 UTC or null. */
@@ -134,7 +137,7 @@ export class SupportOutbox {
   /** Checks the limits, stores the issue and its files durably and returns its record. */
   async create(input: { payload: IssuePayload; files: readonly IncomingFile[]; createdBy?: IssueRecord['created_by'] }): Promise<IssueRecord> {
     // A browser form with no file chosen still sends an empty, nameless `files` part.
-    const files = input.files.filter((f) => f.filename !== '' || f.data.length > 0);
+    const files = input.files.map(withBytes).filter((f) => f.filename !== '' || f.bytes.size > 0);
     this.checkLimits(files);
 
     const names = uniqueFileNames(files.map((f) => f.filename));
@@ -142,8 +145,8 @@ export class SupportOutbox {
       name: names[i]!,
       original_name: f.filename.slice(0, 255),
       type: MIME_RE.test(f.type) ? f.type.toLowerCase() : 'application/octet-stream',
-      bytes: f.data.length,
-      sha256: createHash('sha256').update(f.data).digest('hex'),
+      bytes: f.bytes.size,
+      sha256: '', // computed while the file is written
     }));
     const key = await this.reserveKey();
     const record: IssueRecord = {
@@ -157,7 +160,13 @@ export class SupportOutbox {
     const tmp = path.join(this.dir, `.tmp-${key}`);
     try {
       await mkdir(path.join(tmp, 'files'), { recursive: true, mode: DIR_MODE });
-      for (let i = 0; i < files.length; i++) await writeNewFile(path.join(tmp, 'files', stored[i]!.name), files[i]!.data);
+      for (let i = 0; i < files.length; i++) {
+        // Copied piece by piece from where the upload is kept, hashed on the way: never whole in memory.
+        const hash = createHash('sha256');
+        const bytes = await writeNewFileFrom(path.join(tmp, 'files', stored[i]!.name), files[i]!.bytes.stream(), FILE_MODE, (piece) => hash.update(piece));
+        if (bytes !== stored[i]!.bytes) throw new Error(`attachment ${stored[i]!.name} changed size while stored (${bytes} of ${stored[i]!.bytes} bytes)`);
+        stored[i]!.sha256 = hash.digest('hex');
+      }
       await syncDir(path.join(tmp, 'files'));
       await writeNewFile(path.join(tmp, 'issue.json'), `${JSON.stringify(record, null, 2)}\n`);
       await writeNewFile(path.join(tmp, 'status.json'), `${JSON.stringify(INITIAL_STATUS, null, 2)}\n`);
@@ -208,17 +217,17 @@ export class SupportOutbox {
     await replaceFile(path.join(this.issueDir(key), 'status.json'), `${JSON.stringify(status, null, 2)}\n`);
   }
 
-  private checkLimits(files: readonly IncomingFile[]): void {
+  private checkLimits(files: readonly { filename: string; bytes: IncomingBytes }[]): void {
     const { maxFiles, maxFileBytes, maxTotalBytes } = this.limits;
     if (files.length > maxFiles) {
       throw ValidationError.of(['body', 'files'], `List should have at most ${maxFiles} items`, 'too_long');
     }
     let total = 0;
     for (const f of files) {
-      if (f.data.length > maxFileBytes) {
-        throw new DomainError('payload_too_large', `file ${JSON.stringify(f.filename)} has ${f.data.length} bytes; at most ${maxFileBytes} are accepted per file`);
+      if (f.bytes.size > maxFileBytes) {
+        throw new DomainError('payload_too_large', `file ${JSON.stringify(f.filename)} has ${f.bytes.size} bytes; at most ${maxFileBytes} are accepted per file`);
       }
-      total += f.data.length;
+      total += f.bytes.size;
     }
     if (total > maxTotalBytes) throw new DomainError('payload_too_large', `the files have ${total} bytes together; at most ${maxTotalBytes} are accepted`);
   }
@@ -239,6 +248,11 @@ export class SupportOutbox {
     if (!isKey(key)) throw new NotFoundError(`No support issue ${key}`);
     return path.join(this.dir, key);
   }
+}
+
+/** An incoming file with its bytes in one shape, wherever they are. */
+function withBytes(f: IncomingFile): { filename: string; type: string; bytes: IncomingBytes } {
+  return { filename: f.filename, type: f.type, bytes: 'data' in f ? bufferBytes(f.data) : f };
 }
 
 async function exists(file: string): Promise<boolean> {

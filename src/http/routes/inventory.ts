@@ -208,7 +208,7 @@ export function inventoryRoutes(deps: InventoryRouteDeps): AnyRoute[] {
       responses: { 200: SkuResponse, 404: ErrorBody, 409: ErrorBody },
       handler: async ({ query, body }) => {
         const picture = body.picture as UploadedFile;
-        const image = images.write(picture.data);
+        const image = await images.write(picture);
         try {
           const { sku, replaced } = await inventory.setSkuImage(body.sku_id as string, image, query.overwrite_existing_image ?? false);
           images.discard(replaced);

@@ -1,9 +1,9 @@
 /** Spec 4.2 `POST /api/v2/support/create_issue`, and where this box shows the issues it stored. */
-import { ValidationError } from '../../domain/errors.js';
-import type { ForwardingStatus, IssuePayload, IssueRecord, SupportOutbox } from '../../domain/support/outbox.js';
+import { NotFoundError, ValidationError } from '../../domain/errors.js';
+import { isCreator, type ForwardingStatus, type IssuePayload, type IssueRecord, type SupportOutbox } from '../../domain/support/outbox.js';
 import { stampPair } from '../../domain/time.js';
 import { ErrorBody } from '../errors.js';
-import { Reply, route, type AnyRoute, type UploadedFile } from '../route.js';
+import { Reply, route, type AnyRoute, type Caller, type UploadedFile } from '../route.js';
 import { CreateIssueForm, CreateIssueResponse, IssueFileParams, IssueKeyParam, SupportIssuePayload, SupportIssueResponse } from '../schemas/support.js';
 import { compile } from '../validation.js';
 
@@ -14,7 +14,22 @@ export interface SupportRouteDeps {
 }
 
 const PERMISSION = 'support:create_issue';
+/** Support managers: they read every issue. Reporters read only the issues they created. */
+const MANAGER = 'support:view';
 const issueUrl = (key: string) => `/api/v2/support/issues/${key}`;
+
+/**
+ * An issue the caller may read. Someone else's issue is 404 to a reporter, as an unknown key
+ * is: whether a key exists is not theirs to learn (issues hold other people's contact data).
+ */
+async function readable(outbox: SupportOutbox, key: string, caller: Caller): Promise<{ issue: IssueRecord; status: ForwardingStatus }> {
+  const stored = await outbox.get(key);
+  if (!caller.permissions.has(MANAGER) && !isCreator(stored.issue, caller)) throw new NotFoundError(`No support issue ${key}`);
+  return stored;
+}
+
+const READ_RULE = `Readable by support managers (\`${MANAGER}\`: every issue) and by the caller who created it (with \`${PERMISSION}\`); `
+  + 'another reporter\'s issue answers 404, as an unknown key does.';
 
 /** The support routes: create an issue, read it back, download its files. */
 export function supportRoutes(deps: SupportRouteDeps): AnyRoute[] {
@@ -75,29 +90,28 @@ export function supportRoutes(deps: SupportRouteDeps): AnyRoute[] {
       },
     }),
     route({
-      method: 'GET', path: '/api/v2/support/issues/{key}', tag: 'System', permission: 'support:view',
+      method: 'GET', path: '/api/v2/support/issues/{key}', tag: 'System', permission: MANAGER, alsoPermitted: [PERMISSION],
       summary: 'A support issue stored on this box: its payload, files (size, sha256) and forwarding status',
+      description: READ_RULE,
       params: IssueKeyParam,
-      responses: { 200: SupportIssueResponse, 404: ErrorBody },
-      handler: async ({ params }) => {
-        const { issue, status } = await outbox.get(params.key);
+      responses: { 200: SupportIssueResponse, 403: ErrorBody, 404: ErrorBody },
+      handler: async ({ params, caller }) => {
+        const { issue, status } = await readable(outbox, params.key, caller);
         return issueView(issue, status);
       },
     }),
     route({
-      method: 'GET', path: '/api/v2/support/issues/{key}/files/{name}', tag: 'System', permission: 'support:view',
+      method: 'GET', path: '/api/v2/support/issues/{key}/files/{name}', tag: 'System', permission: MANAGER, alsoPermitted: [PERMISSION],
       summary: 'The bytes of a support issue attachment (always as a download, never rendered)',
+      description: READ_RULE,
       params: IssueFileParams,
-      responses: { 200: { description: 'The file as uploaded', contentType: 'application/octet-stream' }, 404: ErrorBody },
-      handler: async ({ params }) => {
+      responses: { 200: { description: 'The file as uploaded', contentType: 'application/octet-stream' }, 403: ErrorBody, 404: ErrorBody },
+      handler: async ({ params, caller }) => {
+        await readable(outbox, params.key, caller);
         const { file, data } = await outbox.readFile(params.key, params.name);
         // Served from the API's own origin: an uploaded HTML or SVG must never run there, so
-        // the claimed type is not echoed and browsers are told not to sniff.
-        return new Reply(data, 'application/octet-stream', 200, {
-          'content-disposition': `attachment; filename="${file.name}"`,
-          'x-content-type-options': 'nosniff',
-          'cache-control': 'private, no-store',
-        });
+        // the claimed type is not echoed (the framework adds nosniff and no-store to every such answer).
+        return new Reply(data, 'application/octet-stream', 200, { 'content-disposition': `attachment; filename="${file.name}"` });
       },
     }),
   ];
