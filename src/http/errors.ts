@@ -77,6 +77,8 @@ export function errorAnswer(err: unknown, requestId: string): ErrorAnswer {
     return { status: STATUS_OF[err.code], body: { detail: err.issues, request_id: requestId }, headers: err.headers };
   }
   // The disk, not a bug: an operational state the caller can wait out (docs/operations.md).
+  // An upload spooled to a full disk fails with the bare ENOSPC before the store sees it.
+  if ((err as NodeJS.ErrnoException | undefined)?.code === 'ENOSPC') return errorAnswer(new StorageFaultError(true, 'the state directory', err), requestId);
   if (err instanceof StorageFaultError) {
     return err.full
       ? { status: 507, body: { detail: `Storage full: nothing was written. Free space on the controller's disk (${err.dir}); reads keep working.`, code: 'storage_full', request_id: requestId }, headers: {} }
