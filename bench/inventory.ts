@@ -29,6 +29,7 @@ import { parseArgs } from 'node:util';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { generateSite } from '../src/domain/site/generate.js';
 import { indexDbName } from '../src/store/collection.js';
+import { eachLogLine } from './log-lines.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const MIN_SPACES = 100_000;
@@ -124,27 +125,13 @@ async function startDaemon(): Promise<Started> {
   const log = new Map<string, { time: number; line: Record<string, unknown> }>();
   const lines: { msg: string; time: number }[] = [];
   const port = await new Promise<number>((resolve, reject) => {
-    let buffered = '';
-    child.stdout!.setEncoding('utf8');
-    child.stdout!.on('data', (chunk: string) => {
-      buffered += chunk;
-      let nl: number;
-      while ((nl = buffered.indexOf('\n')) !== -1) {
-        const text = buffered.slice(0, nl);
-        buffered = buffered.slice(nl + 1);
-        let line: Record<string, unknown>;
-        try {
-          line = JSON.parse(text) as Record<string, unknown>;
-        } catch {
-          continue;
-        }
-        const msg = String(line.msg);
-        const time = Date.parse(String(line.time));
-        log.set(msg, { time, line });
-        lines.push({ msg, time });
-        if (msg === 'HTTPS API listening') resolve(Number(line.port));
-        if (line.level === 'fatal' || line.level === 60) reject(new Error(`daemon failed: ${text}`));
-      }
+    eachLogLine(child.stdout!, (line, text) => {
+      const msg = String(line.msg);
+      const time = Date.parse(String(line.time));
+      log.set(msg, { time, line });
+      lines.push({ msg, time });
+      if (msg === 'HTTPS API listening') resolve(Number(line.port));
+      if (line.level === 'fatal' || line.level === 60) reject(new Error(`daemon failed: ${text}`));
     });
     child.once('exit', (code) => reject(new Error(`daemon exited with ${code} before listening`)));
   });

@@ -23,6 +23,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { eachLogLine } from './log-lines.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const MiB = 1 << 20;
@@ -65,21 +66,8 @@ async function startDaemon(env: Record<string, string>): Promise<Daemon> {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const port = await new Promise<number>((resolve, reject) => {
-    let buffered = '';
-    child.stdout!.setEncoding('utf8');
-    child.stdout!.on('data', (chunk: string) => {
-      buffered += chunk;
-      let nl: number;
-      while ((nl = buffered.indexOf('\n')) !== -1) {
-        const text = buffered.slice(0, nl);
-        buffered = buffered.slice(nl + 1);
-        try {
-          const line = JSON.parse(text) as Record<string, unknown>;
-          if (line.msg === 'HTTPS API listening') resolve(Number(line.port));
-        } catch {
-          // not a log line
-        }
-      }
+    eachLogLine(child.stdout!, (line) => {
+      if (line.msg === 'HTTPS API listening') resolve(Number(line.port));
     });
     child.once('exit', (code) => reject(new Error(`daemon exited with ${code} before listening`)));
   });
