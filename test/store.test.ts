@@ -7,7 +7,7 @@ import path from 'node:path';
 import { open } from 'lmdb';
 import { Store, type Migration } from '../src/store/store.js';
 import { MIGRATIONS } from '../src/store/migrations.js';
-import { ConflictError } from '../src/domain/errors.js';
+import { UniqueIndexError } from '../src/store/collection.js';
 import { things, type Thing } from './fixtures/things.js';
 import { jobDetails, jobs, requests, type JobRecord } from '../src/domain/requests/records.js';
 import { collectionSource, executeList, parseListQuery, type FieldTable } from '../src/domain/list/index.js';
@@ -59,7 +59,7 @@ t.test('a refused write changes nothing, even its earlier steps', async (t) => {
       store.nextId('things');
       c.put({ id: 'c', group: 1, tags: [], code: 'K1' });
     }),
-    ConflictError,
+    UniqueIndexError,
   );
   t.notOk(c.has('b'), 'first put rolled back');
   t.same([...c.findBy('tags', 'new')], [], 'its index entry rolled back');

@@ -5,7 +5,8 @@
 import Type from 'typebox';
 import { RequestAbortedError } from '../domain/requests/abort.js';
 import { StorageFaultError } from '../store/storage-fault.js';
-import { DomainError, TooManyRequestsError, ValidationError, type DomainErrorCode, type ValidationIssue } from '../domain/errors.js';
+import { UniqueIndexError } from '../store/collection.js';
+import { ConflictError, DomainError, TooManyRequestsError, ValidationError, type DomainErrorCode, type ValidationIssue } from '../domain/errors.js';
 
 export const STATUS_OF: Record<DomainErrorCode, number> = {
   validation_failed: 422,
@@ -79,6 +80,8 @@ export function errorAnswer(err: unknown, requestId: string): ErrorAnswer {
   // The disk, not a bug: an operational state the caller can wait out (docs/operations.md).
   // An upload spooled to a full disk fails with the bare ENOSPC before the store sees it.
   if ((err as NodeJS.ErrnoException | undefined)?.code === 'ENOSPC') return errorAnswer(new StorageFaultError(true, 'the state directory', err), requestId);
+  // A unique index refused a second record: the caller's conflict, not a bug.
+  if (err instanceof UniqueIndexError) return errorAnswer(new ConflictError(err.message), requestId);
   if (err instanceof StorageFaultError) {
     return err.full
       ? { status: 507, body: { detail: `Storage full: nothing was written. Free space on the controller's disk (${err.dir}); reads keep working.`, code: 'storage_full', request_id: requestId }, headers: {} }

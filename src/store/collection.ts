@@ -8,7 +8,14 @@
  * every retry), and a range of composite keys needs none of that code.
  */
 import type { Database, RootDatabase } from 'lmdb';
-import { ConflictError } from '../domain/errors.js';
+
+/** A put would give a unique index a second record with the same value; nothing was written. */
+export class UniqueIndexError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UniqueIndexError';
+  }
+}
 
 export type Key = string | number;
 export type IndexValue = string | number | boolean;
@@ -25,7 +32,7 @@ export const indexDbName = (collection: string, index: string): string => `${col
 export interface IndexDef<T> {
   name: string;
   of(record: T): IndexValue | readonly IndexValue[] | undefined;
-  /** At most one record per index value; a second one is refused with a ConflictError. */
+  /** At most one record per index value; a second one is refused with a UniqueIndexError. */
   unique?: boolean;
 }
 
@@ -127,7 +134,7 @@ export class Collection<T> {
       for (const value of after) {
         if (before.includes(value)) continue;
         if (def.unique && this.keysBy(def.name, value).some((other) => other !== key)) {
-          throw new ConflictError(`${this.def.name}: ${def.name} ${JSON.stringify(value)} is already used`);
+          throw new UniqueIndexError(`${this.def.name}: ${def.name} ${JSON.stringify(value)} is already used`);
         }
         db.putSync([value, key], PRESENT);
       }
