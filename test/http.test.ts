@@ -266,6 +266,8 @@ t.test('bad input: the documented error, logged as a request, never as an unhand
     { name: 'malformed sort_by', path: '/api/v2/rows?sort_by=id,', status: 422, loc: ['query', 'sort_by'] },
     { name: 'sort_by an unknown field', path: '/api/v2/rows?sort_by=-nope', status: 422, loc: ['query', 'sort_by'] },
     { name: 'page 0', path: '/api/v2/rows?page=0', status: 422, loc: ['query', 'page'] },
+    { name: 'a filter on a field the endpoint does not have (a typo)', path: '/api/v2/rows?nmae__ilike=a', status: 422, loc: ['query', 'nmae__ilike'] },
+    { name: 'an operator the field does not take', path: '/api/v2/rows?id__gte=1', status: 422, loc: ['query', 'id__gte'] },
     { name: 'size 0', path: '/api/v2/rows?size=0', status: 422, loc: ['query', 'size'] },
   ];
   for (const k of cases) {
@@ -279,6 +281,12 @@ t.test('bad input: the documented error, logged as a request, never as an unhand
     t.same(unhandled(lines), [], `${k.name}: no error or stack trace logged`);
   }
   t.equal((await s.client.get('/api/v2/rows')).status, 200, 'the server is healthy after them');
+  const typo = await s.client.get('/api/v2/rows?nmae__ilike=a&id__gte=1');
+  t.same(typo.json.detail.map((d: { msg: string }) => d.msg), [
+    'Unknown filter: no field nmae to filter on (fields: id, name)',
+    'Unknown filter: id can be filtered with eq, in',
+  ], 'each unknown filter named, with what the endpoint takes');
+  t.equal((await s.client.get('/api/v2/rows?utm_source=x&page=1')).status, 200, 'other unknown parameters stay ignored, as FastAPI does');
 });
 
 t.test('the logger redacts secrets, at the top level and two levels down', async (t) => {

@@ -83,3 +83,25 @@ function coerceScalar(value: string, schema: TSchema): unknown {
       return value;
   }
 }
+
+/**
+ * The `field__op` parameters a filtering endpoint does not take, as validation issues naming
+ * each one and what the field does take: a typo must not pass for the unfiltered list.
+ */
+export function unknownFilters(raw: RawQuery, schema: TObject): { loc: string[]; msg: string; type: string }[] {
+  const props = schema.properties as Record<string, TSchema>;
+  const issues = [];
+  for (const key in raw) {
+    const cut = key.lastIndexOf('__');
+    if (cut <= 0 || Object.hasOwn(props, key)) continue;
+    const field = key.slice(0, cut);
+    const ops = Object.keys(props).filter((p) => p.startsWith(`${field}__`) && !p.slice(field.length + 2).includes('__')).map((p) => p.slice(field.length + 2));
+    const fields = [...new Set(Object.keys(props).filter((p) => p.includes('__')).map((p) => p.slice(0, p.lastIndexOf('__'))))];
+    issues.push({
+      loc: ['query', key],
+      msg: ops.length > 0 ? `Unknown filter: ${field} can be filtered with ${ops.join(', ')}` : `Unknown filter: no field ${field} to filter on (fields: ${fields.join(', ')})`,
+      type: 'extra_forbidden',
+    });
+  }
+  return issues;
+}

@@ -22,7 +22,7 @@ import { BodyIntake } from './body-intake.js';
 import { TLS12_CIPHERS } from './hardening.js';
 import { boundaryOf, parseSpooledMultipart, planMultipart, type MultipartPlan } from './multipart.js';
 import { prepareSpoolDir, Spool } from './spool.js';
-import { coerceQuery, parseQuery } from './query.js';
+import { coerceQuery, parseQuery, unknownFilters } from './query.js';
 import { AUTHENTICATED, isMultipart, JsonReply, Reply, successStatus, type AnyRoute, type Caller, type RequestContext } from './route.js';
 import { Router } from './router.js';
 import { compile, type Validator } from './validation.js';
@@ -70,6 +70,8 @@ interface Compiled {
   status: number;
   params?: Validator;
   query?: Validator;
+  /** The query takes `field__op` filters: an unknown one is refused, not ignored. */
+  filters: boolean;
   body?: Validator;
   multipart?: MultipartPlan;
   responses: Map<number, Validator>;
@@ -161,6 +163,7 @@ export class HttpServer {
         status: successStatus(route),
         params: route.params ? compile(route.params) : undefined,
         query: route.query ? compile(route.query) : undefined,
+        filters: route.query !== undefined && Object.keys(route.query.properties).some((name) => name.includes('__')),
         body: route.body && !isMultipart(route.body) ? compile(route.body) : undefined,
         multipart: isMultipart(route.body) ? planMultipart(route.body.multipart) : undefined,
         responses,
@@ -336,8 +339,15 @@ export class HttpServer {
       ctx.params = coerceQuery(ctx.params as Record<string, string>, c.route.params!);
       if (!c.params.check(ctx.params)) throw new ValidationError(c.params.issues(ctx.params, 'path'));
     }
-    ctx.query = c.route.query ? coerceQuery(parseQuery(qs), c.route.query) : {};
-    if (c.query && !c.query.check(ctx.query)) throw new ValidationError(c.query.issues(ctx.query, 'query'));
+    if (!c.route.query) {
+      ctx.query = {};
+      return;
+    }
+    const raw = parseQuery(qs);
+    ctx.query = coerceQuery(raw, c.route.query);
+    const unknown = c.filters ? unknownFilters(raw, c.route.query) : [];
+    const valid = c.query!.check(ctx.query);
+    if (!valid || unknown.length > 0) throw new ValidationError([...unknown, ...(valid ? [] : c.query!.issues(ctx.query, 'query'))]);
   }
 
   private authorize(route: AnyRoute, caller: Caller): void {
