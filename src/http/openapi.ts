@@ -4,7 +4,7 @@
  */
 import type { TObject, TSchema } from 'typebox';
 import { ErrorBody, ValidationErrorBody } from './errors.js';
-import { isMultipart, successStatus, type AnyRoute, type ResponseSpec } from './route.js';
+import { bodyOptional, isMultipart, successStatus, type AnyRoute, type ResponseSpec } from './route.js';
 
 export interface ApiInfo {
   title: string;
@@ -55,7 +55,7 @@ function operation(route: AnyRoute): Json {
   if (route.body !== undefined) {
     op.requestBody = isMultipart(route.body)
       ? { required: true, content: { 'multipart/form-data': { schema: plain(route.body.multipart) } } }
-      : { required: true, content: { 'application/json': { schema: plain(route.body) } } };
+      : { required: !bodyOptional(route.body), content: { 'application/json': { schema: plain(route.body) } } };
   }
   return op;
 }

@@ -161,3 +161,10 @@ export function successStatus(r: AnyRoute): number {
   const codes = Object.keys(r.responses).map(Number).filter((s) => s >= 200 && s < 300);
   return codes.length > 0 ? Math.min(...codes) : 200;
 }
+
+/** Whether a JSON body may be left out: an object none of whose fields is required (an empty body means the defaults). */
+export function bodyOptional(body: AnyRoute['body']): boolean {
+  if (body === undefined || isMultipart(body)) return false;
+  const schema = body as { type?: unknown; required?: unknown[] };
+  return schema.type === 'object' && (schema.required ?? []).length === 0;
+}

@@ -23,7 +23,7 @@ import { TLS12_CIPHERS } from './hardening.js';
 import { boundaryOf, parseSpooledMultipart, planMultipart, type MultipartPlan } from './multipart.js';
 import { prepareSpoolDir, Spool } from './spool.js';
 import { coerceQuery, parseQuery, unknownFilters } from './query.js';
-import { AUTHENTICATED, isMultipart, JsonReply, Reply, successStatus, type AnyRoute, type Caller, type RequestContext } from './route.js';
+import { AUTHENTICATED, bodyOptional, isMultipart, JsonReply, Reply, successStatus, type AnyRoute, type Caller, type RequestContext } from './route.js';
 import { Router } from './router.js';
 import { compile, type Validator } from './validation.js';
 import { WebSockets, type UpgradeRequest } from './websocket.js';
@@ -73,6 +73,8 @@ interface Compiled {
   /** The query takes `field__op` filters: an unknown one is refused, not ignored. */
   filters: boolean;
   body?: Validator;
+  /** No field of the body is required: an empty body means the defaults. */
+  bodyOptional: boolean;
   multipart?: MultipartPlan;
   responses: Map<number, Validator>;
 }
@@ -163,6 +165,7 @@ export class HttpServer {
         status: successStatus(route),
         params: route.params ? compile(route.params) : undefined,
         query: route.query ? compile(route.query) : undefined,
+        bodyOptional: bodyOptional(route.body),
         filters: route.query !== undefined && Object.keys(route.query.properties).some((name) => name.includes('__')),
         body: route.body && !isMultipart(route.body) ? compile(route.body) : undefined,
         multipart: isMultipart(route.body) ? planMultipart(route.body.multipart) : undefined,
@@ -379,7 +382,10 @@ export class HttpServer {
     } finally {
       this.jsonBodies.release('*', reserved);
     }
-    if (body === undefined) throw ValidationError.of(['body'], 'Field required', 'missing');
+    if (body === undefined) {
+      if (!c.bodyOptional) throw ValidationError.of(['body'], 'Field required', 'missing');
+      body = {};
+    }
     if (!c.body!.check(body)) throw new ValidationError(c.body!.issues(body, 'body'));
     return body;
   }
