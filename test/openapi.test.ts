@@ -46,3 +46,16 @@ t.test("the daemon's document describes the live event stream", async (t) => {
   for (const code of [CLOSE_TOO_SLOW, CLOSE_CREDENTIAL_INVALID, CLOSE_PERMISSION_REVOKED]) t.match(description, String(code), `close code ${code}`);
   t.ok(r.json.paths['/api/v2/events/stream'].get, 'and the upgrade endpoint itself');
 });
+
+t.test('no two paths differ only by parameter names (OpenAPI 3.1): POST /box/{carrier_id} joins /box/{box_id}', async (t) => {
+  const a = await startTestApp();
+  t.teardown(() => a.close());
+  const paths = Object.keys((await a.client.request('/api/openapi.json')).json.paths as Record<string, unknown>);
+  const shapes = paths.map((p) => p.replace(/\{\w+\}/g, '{}'));
+  t.same(shapes.filter((s, i) => shapes.indexOf(s) !== i), [], 'one template per shape');
+  const box = (await a.client.request('/api/openapi.json')).json.paths['/api/v2/box/{box_id}'];
+  t.same(Object.keys(box).sort(), ['delete', 'patch', 'post']);
+  const param = box.post.parameters.find((p: { in: string }) => p.in === 'path');
+  t.equal(param.name, 'box_id', 'named by the template');
+  t.match(param.description, /the spec's `carrier_id`: the carrier id/);
+});

@@ -20,9 +20,18 @@ const VALIDATION_REF = { $ref: '#/components/schemas/HTTPValidationError' };
 /** Builds the document for every visible route. */
 export function openApiDocument(routes: readonly AnyRoute[], info: ApiInfo): Json {
   const paths: Record<string, Json> = {};
+  // OpenAPI 3.1 forbids paths that differ only by parameter names, and the spec has POST
+  // /box/{carrier_id} beside PATCH /box/{box_id}: one template per shape, the first route's;
+  // a later route's path parameters take its names by position (names are not on the wire).
+  const templates = new Map<string, string>();
   for (const route of routes) {
     if (route.hidden) continue;
-    (paths[route.path] ??= {})[route.method.toLowerCase()] = operation(route);
+    const shape = route.path.replace(/\{\w+\}/g, '{}');
+    const template = templates.get(shape) ?? route.path;
+    templates.set(shape, template);
+    const op = operation(route);
+    if (template !== route.path) renamePathParameters(op, route.path, template);
+    (paths[template] ??= {})[route.method.toLowerCase()] = op;
   }
   return {
     openapi: '3.1.0',
@@ -73,6 +82,19 @@ function parameters(schema: TObject | undefined, where: 'path' | 'query'): Json[
     }
     return param;
   });
+}
+
+/** Gives the path parameters of `op` (declared for `path`) the names of `template`, saying what the spec calls them. */
+function renamePathParameters(op: Json, path: string, template: string): void {
+  const names = (p: string) => [...p.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+  const from = names(path);
+  const to = names(template);
+  for (const param of op.parameters as Json[]) {
+    const i = param.in === 'path' ? from.indexOf(param.name as string) : -1;
+    if (i < 0 || from[i] === to[i]) continue;
+    param.description = `${typeof param.description === 'string' ? `${param.description} ` : ''}(the spec's \`${from[i]}\`: the ${from[i]!.replace(/_id$/, '').replace(/_/g, ' ')} id)`;
+    param.name = to[i];
+  }
 }
 
 function responses(route: AnyRoute): Json {
