@@ -505,6 +505,9 @@ t.test('GET /auth/authenticate: identity, permissions, assigned permissions and 
   t.same(byKey.json.permissions, ['jobs:manage', 'jobs:trigger', 'jobs:view'], 'composites expanded');
   t.same(byKey.json.assigned_permissions, ['jobs:manage'], 'as granted');
   t.match(byKey.json.user, { email: '', role_id: '', username: /^api_key:/ });
+  t.ok(byKey.json.user.id < 0, 'a key\'s identity id is never a user\'s (users count from 1)');
+  const users = (await admin.get('/api/v2/auth/users')).json;
+  t.notOk((Array.isArray(users) ? users : users.items ?? []).some((u: { id: number }) => u.id === byKey.json.user.id), 'no user has it');
   t.equal(byKey.json.settings['api.jobs.showCreated'], false, 'settings resolved for the caller');
 
   const user = await userClient('operator');

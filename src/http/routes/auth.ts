@@ -80,8 +80,9 @@ export function authRoutes(auth: Auth, options: AuthRouteOptions): AnyRoute[] {
       const u = getUser(deps, caller.id!);
       return { email: u.email, id: u.id, role_id: u.role_id, username: u.username };
     }
+    // A key's id space is its own: negated, it can never be taken for the user with that id.
     const k = deps.store.collection(apiKeys).get(caller.id!);
-    return { email: '', id: caller.id!, role_id: '', username: `api_key:${k?.name ?? caller.id}` };
+    return { email: '', id: -caller.id!, role_id: '', username: `api_key:${k?.name ?? caller.id}` };
   };
 
   return [

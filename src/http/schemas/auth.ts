@@ -28,7 +28,7 @@ export const RoleResponse = Type.Object({
 
 export const Identity = Type.Object({
   email: Type.String(),
-  id: Type.Integer(),
+  id: Type.Integer({ description: 'The user id; for an API key the negated key id (never a user\'s), with username api_key:<name>' }),
   role_id: Type.String(),
   username: Type.String(),
 }, { description: 'Authenticated identity (spec 2.6)' });
