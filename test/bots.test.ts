@@ -36,6 +36,10 @@ t.test('balcony LED sequences are published when the controller acknowledges the
   const r = await until(async () => a.admin.request('/api/v2/balcony_leds/balcony/1', { method: 'POST', json: body }), (x) => x.json?.published === true);
   t.same(r.json, { balcony_id: 1, published: true });
   t.equal((await a.admin.request('/api/v2/balcony_leds/balcony/9', { method: 'POST', json: body })).status, 404);
+  const blink = await a.admin.request('/api/v2/balcony_leds/balcony/1', { method: 'POST', json: { status: [{ colors: [[255, 0, 0], [0, 0, 255]], duration: 1 }] } });
+  t.same(blink.json, { balcony_id: 1, published: true }, 'a step of several colours (spec 2.9: colors is an array of colours) plays them in turn');
+  const tooMany = { status: Array.from({ length: 9 }, () => ({ colors: Array.from({ length: 9 }, () => [1, 2, 3]), duration: 9 })) };
+  t.equal((await a.admin.request('/api/v2/balcony_leds/balcony/1', { method: 'POST', json: tooMany })).status, 422, 'more colours than the controller plays');
   for (const bad of [{ status: [] }, { status: [{ colors: [[0, 256, 0]], duration: 1 }] }, { status: [{ colors: [[0, 0]], duration: 1 }] }, { status: [{ colors: [[0, 0, 0]], duration: 0 }] }, {}]) {
     t.equal((await a.admin.request('/api/v2/balcony_leds/balcony/1', { method: 'POST', json: bad })).status, 422, JSON.stringify(bad));
   }

@@ -99,6 +99,23 @@ t.test('scanner workflows', async (t) => {
     t.same((await refused(t, { ...pick, title: 'x'.repeat(256) })).map((d) => [d.loc, d.type]), [[['body', 'title'], 'string_too_long']]);
   });
 
+  await t.test('a definition of the spec\'s version and nodes alone starts at its first node', async (t) => {
+    const body = variant((d) => {
+      const first = d.nodes.findIndex((n: any) => n.id === d.start);
+      d.nodes.unshift(...d.nodes.splice(first, 1));
+      delete d.start;
+    });
+    const r = await create(body);
+    t.equal(r.status, 201, r.text);
+    t.notOk('start' in r.json.workflowDefinition, 'stored as given');
+    t.equal((await c.request(`/api/v2/workflows/${r.json.id}`, { method: 'DELETE' })).status, 200, 'removed again: the later tests count theirs');
+    const elsewhere = await refused(t, variant((d) => {
+      d.nodes.push(...d.nodes.splice(d.nodes.findIndex((n: any) => n.id === d.start), 1));
+      delete d.start;
+    }));
+    t.ok(elsewhere.some((d) => d.type === 'unreachable_node'), 'without start, the first node is the start: the old start is unreachable');
+  });
+
   await t.test('the list has every workflow and its total, oldest first, without definitions', async (t) => {
     const r = await c.get('/api/v2/workflows');
     t.equal(r.status, 200);

@@ -23,9 +23,41 @@ export interface Validator {
 /** Compiles a schema once, at route registration. */
 export function compile(schema: TSchema): Validator {
   const compiled = Compile(schema);
+  const tagged = discriminated(schema);
   return {
     check: (value) => compiled.Check(value),
-    issues: (value, location) => toIssues([...compiled.Errors(value)] as SchemaError[], location),
+    issues: (value, location) => (tagged ? tagged.issues(value, location) : toIssues([...compiled.Errors(value)] as SchemaError[], location)),
+  };
+}
+
+/**
+ * A union of objects told apart by one constant property (POST /requests by `type`) explains a
+ * failure in the words of the branch that property names, or of the property alone when it is
+ * missing or unknown: not with the errors of every branch at once.
+ */
+function discriminated(schema: TSchema): { issues(value: unknown, location: string): ValidationIssue[] } | undefined {
+  const branches = (schema as { anyOf?: TSchema[] }).anyOf;
+  if (!branches || branches.length < 2) return undefined;
+  const constants = (b: TSchema) => Object.entries((b as { properties?: Record<string, { const?: unknown }> }).properties ?? {}).filter(([, p]) => typeof p.const === 'string');
+  const tag = constants(branches[0]!)[0]?.[0];
+  if (tag === undefined) return undefined;
+  const byTag = new Map<unknown, Validator>();
+  for (const b of branches) {
+    const value = (b as { properties?: Record<string, { const?: unknown }> }).properties?.[tag]?.const;
+    if (typeof value !== 'string' || byTag.has(value)) return undefined;
+    byTag.set(value, compile(b));
+  }
+  const allowed = [...byTag.keys()].map((v) => JSON.stringify(v)).join(', ');
+  return {
+    issues(value, location) {
+      const given = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[tag] : undefined;
+      const branch = byTag.get(given);
+      if (branch) return branch.issues(value, location);
+      if (value === null || typeof value !== 'object' || Array.isArray(value)) return [{ loc: [location], msg: 'Input should be a valid dictionary', type: 'dict_type' }];
+      return given === undefined
+        ? [{ loc: [location, tag], msg: 'Field required', type: 'missing' }]
+        : [{ loc: [location, tag], msg: `Input should be ${allowed}`, type: 'union_tag_invalid' }];
+    },
   };
 }
 

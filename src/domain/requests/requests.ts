@@ -131,7 +131,8 @@ export class Requests {
         store: this.store, site: this.deps.site, now, externalPicking: this.deps.externalPicking(), botLevel: this.deps.botLevel,
         nextSeq: () => this.store.nextId('job'), openWork: (levelId) => this.store.collection(jobs).countBy('open', levelId),
       }, id, input);
-      const request = this.newRequest(id, plan, priority, now, options.idempotencyKey ?? null);
+      // The spec takes any number and shows an integer: 10.4 is a normal request, 10.6 a priority one.
+      const request = this.newRequest(id, plan, Math.round(priority), now, options.idempotencyKey ?? null);
       if (plan.abort.failed) {
         request.status = 'ABORTED';
         request.abort_feedback = plan.abort.feedback;
@@ -146,7 +147,7 @@ export class Requests {
         this.store.collection(jobs).put(job);
         this.reserve(job, +1);
       }
-      this.deps.events.record(EVENT.requestCreated, `${request.type} request ${id} accepted with ${plan.jobs.length} job(s), priority ${priority}`, { request_id: id, level_id: request.level_id });
+      this.deps.events.record(EVENT.requestCreated, `${request.type} request ${id} accepted with ${plan.jobs.length} job(s), priority ${request.priority}`, { request_id: id, level_id: request.level_id });
       this.settle(id);
       return { request: this.request(id), created: true };
     });

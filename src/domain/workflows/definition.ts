@@ -104,9 +104,14 @@ export const WorkflowNode = Type.Object({
 /** The workflowDefinition of spec 2.21, version 1. */
 export const WorkflowDefinition = Type.Object({
   version: Type.Literal(WORKFLOW_DEFINITION_VERSION, { description: 'Definition format version; this controller understands 1' }),
-  start: NodeId,
+  start: Type.Optional({ ...NodeId, description: 'The node to begin with (beyond the spec\'s version and nodes); default: the first node' }),
   nodes: Type.Array(WorkflowNode, { minItems: 1, maxItems: MAX_NODES }),
-}, { additionalProperties: false, description: 'A scanner workflow: nodes run from start until an end node (docs/workflows.md)' });
+}, { additionalProperties: false, description: 'A scanner workflow: nodes run from start (by default the first node) until an end node (docs/workflows.md)' });
+
+/** The node a workflow begins with: `start`, or the first node when the definition names none. */
+export function startNode(def: WorkflowDefinition): string {
+  return def.start ?? def.nodes[0]!.id;
+}
 
 export type WorkflowNode = Static<typeof WorkflowNode>;
 export type WorkflowDefinition = Static<typeof WorkflowDefinition>;
@@ -150,7 +155,7 @@ export function checkDefinition(def: WorkflowDefinition, at: Loc): ValidationIss
     if (ids.has(node.id)) issue([...nodesAt, i, 'id'], `Node id "${node.id}" is already used by node ${ids.get(node.id)}`, 'duplicate_id');
     else ids.set(node.id, i);
   });
-  if (!ids.has(def.start)) issue([...at, 'start'], `Unknown node id "${def.start}"`, 'unknown_node');
+  if (def.start !== undefined && !ids.has(def.start)) issue([...at, 'start'], `Unknown node id "${def.start}"`, 'unknown_node');
 
   const types = variableTypes(def, nodesAt, issue);
   const facts = new Map<string, NodeFacts>();
@@ -373,8 +378,9 @@ function templateFits(
 
 /** Reachability from start, a way to an end from every node, and variables assigned before use. */
 function checkGraph(def: WorkflowDefinition, facts: Map<string, NodeFacts>, nodesAt: Loc, issue: (loc: Loc, msg: string, type: string) => void): void {
-  const reached = new Set<string>([def.start]);
-  const queue = [def.start];
+  const start = startNode(def);
+  const reached = new Set<string>([start]);
+  const queue = [start];
   while (queue.length > 0) {
     for (const e of facts.get(queue.shift()!)!.edges) {
       if (!reached.has(e.to)) {
@@ -384,7 +390,7 @@ function checkGraph(def: WorkflowDefinition, facts: Map<string, NodeFacts>, node
     }
   }
   for (const [id, f] of facts) {
-    if (!reached.has(id)) issue([...nodesAt, f.index], `Node "${id}" cannot be reached from the start node "${def.start}"`, 'unreachable_node');
+    if (!reached.has(id)) issue([...nodesAt, f.index], `Node "${id}" cannot be reached from the start node "${start}"`, 'unreachable_node');
   }
 
   // Backwards from the end nodes: a node that reaches none would keep the operator in a loop.
@@ -402,7 +408,7 @@ function checkGraph(def: WorkflowDefinition, facts: Map<string, NodeFacts>, node
     if (reached.has(id) && !finishes.has(id)) issue([...nodesAt, f.index], `No path leads from node "${id}" to an end node`, 'dead_end');
   }
 
-  const assigned = definitelyAssigned(def.start, facts, reached);
+  const assigned = definitelyAssigned(start, facts, reached);
   for (const [id, f] of facts) {
     const ready = assigned.get(id);
     if (ready === undefined) continue;

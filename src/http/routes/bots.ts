@@ -3,6 +3,7 @@ import Type from 'typebox';
 import type { SystemService } from '../../domain/system/control.js';
 import type { LedStep as LedCommand } from '../../link/protocol/messages.js';
 import { NotFoundError } from '../../domain/errors.js';
+import { ledColourSteps } from '../../domain/system/leds.js';
 import type { Site } from '../../domain/site/load.js';
 import { protocolTable, type ArrayField } from '../../link/protocol/table.js';
 import { ErrorBody } from '../errors.js';
@@ -37,7 +38,9 @@ const LED = ledLimits();
 
 const Channel = Type.Integer({ minimum: 0, maximum: 255 });
 const LedStep = Type.Object({
-  colors: Type.Array(Type.Array(Channel, { minItems: 3, maxItems: 3 }), { minItems: 1, maxItems: 1, description: 'One colour [r, g, b] per step' }),
+  colors: Type.Array(Type.Array(Channel, { minItems: 3, maxItems: 3 }), {
+    minItems: 1, maxItems: LED.maxSteps, description: `Colours [r, g, b]; several play in turn within the step's duration (at most ${LED.maxSteps} colours in the whole sequence)`,
+  }),
   duration: Type.Number({
     minimum: LED.minMs / 1000, maximum: LED.maxMs / 1000,
     description: `Seconds, ${LED.minMs / 1000} to ${LED.maxMs / 1000} (the LED controller's steps are whole milliseconds, ${LED.minMs} to ${LED.maxMs})`,
@@ -75,10 +78,7 @@ export function botRoutes(site: Site, system: SystemService, leds: BalconyLeds |
       responses: { 200: Type.Object({ balcony_id: Type.Integer(), published: Type.Boolean() }), 404: ErrorBody },
       handler: async ({ params, body }) => {
         if (!site.balconies.some((b) => b.id === params.balcony_id)) throw new NotFoundError(`balcony ${params.balcony_id} does not exist`);
-        const steps = body.status.map((s) => {
-          const [r, g, b] = s.colors[0]!;
-          return { r: r!, g: g!, b: b!, duration_ms: Math.round(s.duration * 1000) };
-        });
+        const steps: LedCommand[] = ledColourSteps(body.status, LED);
         const published = leds ? await leds.publishLeds(params.balcony_id, steps) : false;
         return { balcony_id: params.balcony_id, published };
       },

@@ -5,7 +5,7 @@ import { TRIGGER_STATUSES } from '../../domain/requests/requests.js';
 import { Nullable, Timestamp } from './common.js';
 
 const strict = { additionalProperties: false } as const;
-const Priority = Type.Optional(Type.Integer({ minimum: 0, maximum: 100, default: 10, description: 'Spec 3.4: 5 low, 10 normal (default), 20 high; above 10 is taken first' }));
+const Priority = Type.Optional(Type.Number({ minimum: 0, maximum: 100, default: 10, description: 'Spec 3.4: 5 low, 10 normal (default), 20 high; above 10 is taken first. A number, stored rounded to the nearest integer' }));
 const BotId = Type.Integer({ minimum: 1 });
 const BalconyIds = Type.Optional(Type.Array(Type.Integer({ minimum: 0 }), { minItems: 1, maxItems: 64, description: 'Balconies the work may go to; default every allowed one' }));
 const SkuEntity = Type.Object({
