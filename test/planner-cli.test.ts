@@ -14,6 +14,9 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = path.join(ROOT, 'native', 'build-planner', 'planner-cli');
 const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'planner');
 
+// The planner is compiled here and property runs follow: minutes on a loaded 2-core machine.
+t.setTimeout(300_000);
+
 const build = spawnSync('sh', [path.join(ROOT, 'native', 'planner', 'build.sh')], { encoding: 'utf8' });
 if (build.status !== 0) throw new Error(`native/planner/build.sh failed:\n${build.stderr}`);
 
