@@ -108,3 +108,9 @@ t.test('section codes and bot ids: the schema refuses what the daemon refuses', 
   t.notOk(re.test('0'), 'bot ids start at 1');
   t.ok(re.test('*') && re.test('7'));
 });
+
+t.test('the support payload string says which JSON it holds', async (t) => {
+  const form = op('POST', '/api/v2/support/create_issue').requestBody.content['multipart/form-data'].schema;
+  t.match(form.properties.payload, { type: 'string', contentMediaType: 'application/json', contentSchema: { type: 'object', required: Array } });
+  t.ok(form.properties.payload.contentSchema.required.includes('title'), 'the route refuses a payload without title; the document says so');
+});
