@@ -131,6 +131,15 @@ const utcName = (name: string): string => {
   return n;
 };
 
+/**
+ * The filter bounds parseTimeBound takes, as a JSON Schema pattern for the OpenAPI document:
+ * a real calendar date (leap days of leap years only), years 1000 to 9999, an optional time
+ * and an optional offset.
+ */
+export const TIME_BOUND_PATTERN = '^(?:[1-9][0-9]{3}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)|02-(?:0[1-9]|1[0-9]|2[0-8]))'
+  + '|(?:[1-9][0-9](?:0[48]|[2468][048]|[13579][26])|(?:[2468][048]|[13579][26])00)-02-29)'
+  + '(?:[Tt ](?:[01][0-9]|2[0-3]):[0-5][0-9](?::[0-5][0-9](?:[.,][0-9]{1,9})?)?)?\\s*(?:[Zz]|[+-][0-9]{2}(?::?[0-9]{2})?)?$';
+
 const BOUND = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
 
 /**

@@ -46,6 +46,14 @@ export const ErrorBody = Type.Object(
   { $id: 'Error' },
 );
 
+/**
+ * A route's own documented error answer: the error body under a description saying when the
+ * route gives that status (`responses: { 404: documentedError('No such role') }`).
+ */
+export function documentedError(description: string): { description: string; contentType: string; schema: typeof ErrorBody } {
+  return { description, contentType: 'application/json', schema: ErrorBody };
+}
+
 /** An HTTP-level error raised by the framework itself (not by domain code). */
 export class HttpError extends DomainError {
   constructor(

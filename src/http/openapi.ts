@@ -105,7 +105,11 @@ function responses(route: AnyRoute): Json {
     out[status] ??= { description, content: { 'application/json': { schema } } };
   };
   if (route.body !== undefined) {
-    add(400, 'The body cannot be parsed (not JSON, malformed multipart, wrong Content-Length)', ERROR_REF);
+    // Malformed JSON is answered in the validation shape (one issue of type `json_invalid` at
+    // loc ["body"], as FastAPI words it) so clients read it with their validation-error code;
+    // malformed multipart and a bad Content-Length use the plain error body (docs/decisions.md).
+    add(400, 'The body cannot be parsed. Not JSON: the validation error body with one issue of type `json_invalid`; '
+      + 'malformed multipart or a wrong Content-Length: the error body (code bad_request)', { anyOf: [VALIDATION_REF, ERROR_REF] });
     add(413, 'The body is larger than the limit', ERROR_REF);
     add(415, 'Wrong Content-Type', ERROR_REF);
     // Bodies in flight are bounded (src/http/body-budget.ts): a client must be told it may retry.
@@ -126,7 +130,8 @@ function responses(route: AnyRoute): Json {
 function response(spec: ResponseSpec, status: number): Json {
   const description = status < 300 ? 'Success' : 'Error';
   if ('contentType' in spec && typeof spec.contentType === 'string') {
-    const media = spec.schema ? { schema: plain(spec.schema) } : {};
+    const ref = (spec.schema as { $id?: string } | undefined)?.$id;
+    const media = ref === 'Error' ? { schema: ERROR_REF } : spec.schema ? { schema: plain(spec.schema) } : {};
     return { description: spec.description, content: { [spec.contentType]: media } };
   }
   const schema = spec as TSchema & { $id?: string };

@@ -2,7 +2,11 @@
 import { ValidationError, type ValidationIssue } from '../errors.js';
 import { parseTimeBound } from '../time.js';
 import { DEFAULT_PAGE_SIZE, paramType, type FieldTable, type FieldType, type Filter, type FilterOp, type ListOptions, type ListQuery, type SortKey } from './fields.js';
+import { INTEGER_TEXT, NUMBER_TEXT } from './schema.js';
 import { parseSearch } from './search.js';
+
+const INTEGER_RE = new RegExp(INTEGER_TEXT);
+const NUMBER_RE = new RegExp(NUMBER_TEXT);
 
 const OPS = new Set<FilterOp>(['eq', 'gte', 'lte', 'ilike', 'in']);
 
@@ -93,8 +97,11 @@ function convert(value: unknown, fieldType: FieldType, declared: FieldType, zone
     return parseTimeBound(String(value), zone);
   }
   if (fieldType === 'integer' || fieldType === 'number') {
-    const n = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
-    if (!Number.isFinite(n) || (fieldType === 'integer' && declared === 'integer' && !Number.isInteger(n))) {
+    // Strings are decimal numbers (the patterns of schema.ts), not anything Number() reads ("0x1f", " 1 ").
+    const text = fieldType === 'integer' ? INTEGER_RE : NUMBER_RE;
+    const n = typeof value === 'number' ? value : typeof value === 'string' && text.test(value) ? Number(value) : NaN;
+    // A decimal too large for a double ("1e999") is Infinity: it matches no row, like any other value.
+    if (Number.isNaN(n) || (fieldType === 'integer' && declared === 'integer' && !Number.isInteger(n))) {
       throw new Error(`Input should be a valid ${fieldType === 'integer' ? 'integer' : 'number'}, got ${JSON.stringify(value)}`);
     }
     return n;

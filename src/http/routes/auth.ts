@@ -10,6 +10,7 @@ import { createAccount, getUser, updateUser } from '../../domain/auth/users.js';
 import { DomainError } from '../../domain/errors.js';
 import { collectionSource, executeList, listQuerySchema, parseListQuery, type FieldTable } from '../../domain/list/index.js';
 import { legacyStamp, utcStamp } from '../../domain/time.js';
+import { documentedError } from '../errors.js';
 import { AUTHENTICATED, route, type AnyRoute } from '../route.js';
 import { Page } from '../schemas/common.js';
 import {
@@ -44,6 +45,14 @@ const KEY_FIELDS: FieldTable<ApiKeyRecord> = {
   last_used: { type: 'datetime', filters: ['gte', 'lte'] },
   created_at: { type: 'datetime' },
 };
+
+// Answers of these routes besides the framework's own (src/http/openapi.ts adds 400/401/403/422...).
+const WRONG_CREDENTIALS = documentedError('Incorrect email or password, or the password has expired (set a new one with reset_password and old_password)');
+const TOO_MANY_ATTEMPTS = documentedError('Too many attempts for this account or from this address; retry after `Retry-After` seconds');
+const NO_KEY = documentedError('No API key with this id');
+const NO_ROLE = documentedError('No role with this id');
+const ROLE_NAME_TAKEN = documentedError('A role with this name exists');
+const USER_TAKEN = documentedError('Another user has this username or email');
 
 const RoleId = Type.Object({ role_id: Type.String({ minLength: 1, maxLength: 100 }) });
 const KeyId = Type.Object({ api_key_id: Type.Integer({ minimum: 1 }) });
@@ -91,7 +100,7 @@ export function authRoutes(auth: Auth, options: AuthRouteOptions): AnyRoute[] {
       summary: 'Log in with email and password',
       description: 'Returns a short-lived access token and a single-use refresh token. Failed attempts slow down per account and per client address (429 with Retry-After).',
       body: LoginBody,
-      responses: { 200: TokenResponse },
+      responses: { 200: TokenResponse, 401: WRONG_CREDENTIALS, 429: TOO_MANY_ATTEMPTS },
       handler: ({ body, remoteAddress }) => auth.login(body.email, body.password, remoteAddress),
     }),
     route({
@@ -99,7 +108,7 @@ export function authRoutes(auth: Auth, options: AuthRouteOptions): AnyRoute[] {
       summary: 'Exchange a refresh token for new tokens',
       description: 'The refresh token is rotated: the presented one is used up. Presenting a used one revokes the whole chain.',
       body: RefreshBody,
-      responses: { 200: TokenResponse },
+      responses: { 200: TokenResponse, 401: documentedError('The refresh token is invalid, expired or used up (a used one also revokes its chain)') },
       handler: ({ body }) => auth.refresh(body.refresh_token),
     }),
     route({
@@ -107,7 +116,7 @@ export function authRoutes(auth: Auth, options: AuthRouteOptions): AnyRoute[] {
       summary: 'Create a one-time password reset code',
       description: 'The same answer whether or not the account exists. The code goes to the reset outbox of the box (`<state>/password-resets/`, see docs/auth.md) and expires after 15 minutes.',
       body: ForgotBody,
-      responses: { 202: Message },
+      responses: { 202: Message, 429: TOO_MANY_ATTEMPTS },
       handler: async ({ body, remoteAddress }) => {
         await auth.forgotPassword(body.email, remoteAddress);
         return { message: 'If the account exists, a reset code was issued' };
@@ -118,7 +127,7 @@ export function authRoutes(auth: Auth, options: AuthRouteOptions): AnyRoute[] {
       summary: 'Set a new password with the reset code or the old password',
       description: 'Every token of the user stops working. The new password must meet the password policy.',
       body: ResetBody,
-      responses: { 200: Message },
+      responses: { 200: Message, 401: documentedError('The reset code or the old password is wrong or has expired'), 429: TOO_MANY_ATTEMPTS },
       handler: async ({ body, remoteAddress }) => {
         await auth.resetPassword(body, remoteAddress);
         return { message: 'Password changed' };
@@ -203,7 +212,10 @@ export function authRoutes(auth: Auth, options: AuthRouteOptions): AnyRoute[] {
       summary: 'Delete an API key; it stops authenticating at once',
       description: 'A key made with more authority than the caller\'s is out of reach (403), as for replacing its permissions.',
       params: KeyId,
-      responses: { 200: Type.Object({ message: Type.String(), deleted_key: Type.String({ description: 'The key value, masked' }), deleted_key_id: Type.Integer(), deleted_key_name: Type.String() }) },
+      responses: {
+        200: Type.Object({ message: Type.String(), deleted_key: Type.String({ description: 'The key value, masked' }), deleted_key_id: Type.Integer(), deleted_key_name: Type.String() }),
+        404: NO_KEY,
+      },
       handler: async ({ params, caller }) => {
         const removed = await deleteApiKey(deps, caller, params.api_key_id);
         return { message: `API key ${removed.name} deleted`, deleted_key: removed.hint, deleted_key_id: removed.id, deleted_key_name: removed.name };
@@ -214,7 +226,7 @@ export function authRoutes(auth: Auth, options: AuthRouteOptions): AnyRoute[] {
       summary: "Replace an API key's permissions",
       params: KeyId,
       body: KeyPermissionsBody,
-      responses: { 200: Type.Object({ api_key_id: Type.Integer(), message: Type.String(), permission_keys: Type.Array(Type.String()) }) },
+      responses: { 200: Type.Object({ api_key_id: Type.Integer(), message: Type.String(), permission_keys: Type.Array(Type.String()) }), 404: NO_KEY },
       handler: async ({ params, body, caller }) => {
         const k = await setApiKeyPermissions(deps, caller, params.api_key_id, body.permission_keys);
         return { api_key_id: k.id, message: 'Permissions replaced', permission_keys: k.permission_keys };
@@ -236,7 +248,7 @@ export function authRoutes(auth: Auth, options: AuthRouteOptions): AnyRoute[] {
       method: 'POST', path: '/api/v2/auth/roles', tag: 'auth', permission: 'roles:create',
       summary: 'Create a role below the caller’s authority level',
       body: RoleBody,
-      responses: { 201: RoleResponse },
+      responses: { 201: RoleResponse, 409: ROLE_NAME_TAKEN },
       handler: async ({ body, caller }) => roleView(await createRole(deps, caller, body)),
     }),
     route({
@@ -244,14 +256,14 @@ export function authRoutes(auth: Auth, options: AuthRouteOptions): AnyRoute[] {
       summary: 'Edit a custom role below the caller’s authority level',
       params: RoleId,
       body: RolePatchBody,
-      responses: { 200: RoleResponse },
+      responses: { 200: RoleResponse, 404: NO_ROLE, 409: documentedError('The role is seeded (not editable), or another role has the name') },
       handler: async ({ params, body, caller }) => roleView(await updateRole(deps, caller, params.role_id, body)),
     }),
     route({
       method: 'DELETE', path: '/api/v2/auth/roles/{role_id}', tag: 'auth', permission: 'roles:delete',
       summary: 'Delete a custom role that no user holds',
       params: RoleId,
-      responses: { 200: Type.Object({ message: Type.String(), id: Type.String() }) },
+      responses: { 200: Type.Object({ message: Type.String(), id: Type.String() }), 404: NO_ROLE, 409: documentedError('The role is seeded, or users hold it') },
       handler: async ({ params, caller }) => {
         const r = await deleteRole(deps, caller, params.role_id);
         return { message: `Role ${r.name} deleted`, id: r.id };
@@ -262,7 +274,7 @@ export function authRoutes(auth: Auth, options: AuthRouteOptions): AnyRoute[] {
       summary: 'Create a user account',
       description: 'The account has no password yet: a one-time reset code is issued to the reset outbox, with which the person sets one (POST reset_password). The role must be below the caller’s authority level; Viewer when none is given.',
       body: CreateAccountBody,
-      responses: { 201: CreateAccountResponse },
+      responses: { 201: CreateAccountResponse, 404: NO_ROLE, 409: USER_TAKEN },
       handler: async ({ body, caller }) => {
         const u = await createAccount(deps, caller, body);
         return { id: u.id, username: u.username, email: u.email };
@@ -272,7 +284,7 @@ export function authRoutes(auth: Auth, options: AuthRouteOptions): AnyRoute[] {
       method: 'PATCH', path: '/api/v2/auth/update_user', tag: 'auth', permission: 'users:update',
       summary: 'Change a user’s name, email or role',
       body: UpdateUserBody,
-      responses: { 200: UpdateUserResponse },
+      responses: { 200: UpdateUserResponse, 404: documentedError('No user with this user_id, or no role with this role_id'), 409: USER_TAKEN },
       handler: async ({ body, caller }) => {
         const u = await updateUser(deps, caller, body);
         return { id: u.id, username: u.username, email: u.email, role_id: u.role_id };

@@ -52,7 +52,7 @@ export function systemRoutes(system: SystemService): AnyRoute[] {
     route({
       method: 'DELETE', path: '/api/v2/bot', tag: 'Bots', permission: 'system:delete_bots',
       summary: 'DO NOT USE in normal operation: remove bots from the database without offboarding (someone may have to take them off the level by hand)',
-      query: Type.Object({ bot_idxs: Type.Array(Type.String({ pattern: '^(\\*|[0-9]{1,9})$' }), { minItems: 1, description: 'Bot ids, or * for all; repeat the parameter' }) }),
+      query: Type.Object({ bot_idxs: Type.Array(Type.String({ pattern: '^(\\*|[1-9][0-9]{0,8})$' }), { minItems: 1, description: 'Bot ids, or * for all; repeat the parameter' }) }),
       responses: { 200: Type.Object({ success: Type.Boolean(), message: Type.String() }) },
       handler: ({ query }) => system.deleteBots(query.bot_idxs.includes('*') ? '*' : query.bot_idxs.map(Number)),
     }),

@@ -7,8 +7,9 @@ export const Level = Type.Object({ id: Type.Integer(), height: Type.Number() }, 
 export const Balcony = Type.Object({ id: Type.Integer() }, { description: 'Balcony (spec 2.8)' });
 
 export const SectionCode = Type.Union([
-  Type.String({ minLength: 1, maxLength: 32, description: 'Binary digits: at most 8 (legacy), exactly 16 or exactly 32; section 0 first' }),
-  Type.Integer({ description: 'Legacy 8-bit code, 0 to 255' }),
+  // At least one section: the lookahead wants a 1 (docs/inventory.md; the domain checks it too).
+  Type.String({ pattern: '^(?=[01]*1)(?:[01]{1,8}|[01]{16}|[01]{32})$', description: 'Binary digits, at least one 1: at most 8 (legacy), exactly 16 or exactly 32; section 0 first' }),
+  Type.Integer({ minimum: 1, maximum: 255, description: 'Legacy 8-bit code, 1 to 255 (0 would take no section)' }),
 ], { description: 'Sections of the carrier the box takes (docs/inventory.md)' });
 
 export const BoxResponse = Type.Object({

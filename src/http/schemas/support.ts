@@ -42,7 +42,9 @@ const { maxFiles, maxFileBytes, maxTotalBytes } = DEFAULT_SUPPORT_LIMITS;
 
 /** The multipart form of `POST /api/v2/support/create_issue`. */
 export const CreateIssueForm = Type.Object({
-  payload: Type.String({ maxLength: PAYLOAD_MAX_CHARS, description: 'JSON-stringified SupportIssuePayload' }),
+  // contentMediaType/contentSchema (JSON Schema 2020-12, OpenAPI 3.1) say what the string holds:
+  // the route parses it and checks it against SupportIssuePayload (422 under body.payload).
+  payload: Type.String({ maxLength: PAYLOAD_MAX_CHARS, contentMediaType: 'application/json', contentSchema: SupportIssuePayload, description: 'JSON-stringified SupportIssuePayload' }),
   files: Type.Optional(Type.Array(Binary('An attachment (log, photo, export)'), {
     maxItems: maxFiles,
     description: `At most ${maxFiles} files, ${maxFileBytes >> 20} MiB each, ${maxTotalBytes >> 20} MiB together (defaults)`,
