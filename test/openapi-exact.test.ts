@@ -95,7 +95,7 @@ t.test('sort_by names the sortable fields', async (t) => {
 });
 
 t.test('section codes and bot ids: the schema refuses what the daemon refuses', async (t) => {
-  const body = op('POST', '/api/v2/box/{carrier_id}').requestBody.content['application/json'].schema;
+  const body = op('POST', '/api/v2/box/{box_id}').requestBody.content['application/json'].schema;
   const valid = ajv.compile(body);
   t.notOk(valid({ section_code: 0 }), 'integer 0 takes no section');
   t.notOk(valid({ section_code: '00000000' }), 'nor does a string of zeros');
