@@ -48,15 +48,21 @@ function discriminated(schema: TSchema): { issues(value: unknown, location: stri
     byTag.set(value, compile(b));
   }
   const allowed = [...byTag.keys()].map((v) => JSON.stringify(v)).join(', ');
+  // Fields no branch takes are named even without a branch: they are wrong whatever `type` is.
+  const known = new Set(branches.flatMap((b) => Object.keys((b as { properties?: object }).properties ?? {})));
   return {
     issues(value, location) {
       const given = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[tag] : undefined;
       const branch = byTag.get(given);
       if (branch) return branch.issues(value, location);
       if (value === null || typeof value !== 'object' || Array.isArray(value)) return [{ loc: [location], msg: 'Input should be a valid dictionary', type: 'dict_type' }];
-      return given === undefined
-        ? [{ loc: [location, tag], msg: 'Field required', type: 'missing' }]
-        : [{ loc: [location, tag], msg: `Input should be ${allowed}`, type: 'union_tag_invalid' }];
+      const extra = Object.keys(value).filter((k) => !known.has(k)).map((k) => ({ loc: [location, k], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' }));
+      return [
+        given === undefined
+          ? { loc: [location, tag], msg: 'Field required', type: 'missing' }
+          : { loc: [location, tag], msg: `Input should be ${allowed}`, type: 'union_tag_invalid' },
+        ...extra,
+      ];
     },
   };
 }
