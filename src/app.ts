@@ -5,7 +5,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { loadConfig, type Config } from './config/config.js';
+import { ConfigError, loadConfig, type Config } from './config/config.js';
 import { setLevel, type Logger } from './log/logger.js';
 import { HttpServer } from './http/server.js';
 import { ensureCertificate, expiryWarning, readCertificate, selfSignedFiles, type TlsFiles } from './http/tls.js';
@@ -13,7 +13,6 @@ import { planReload } from './reload.js';
 import { storageHealth, watchStorage } from './storage-watch.js';
 import { removeStatusFile, STATUS_PERIOD_MS, writeStatusFile } from './status-file.js';
 import { TlsFilesError } from './config/tls-files.js';
-import { ConfigError } from './config/config.js';
 import { docsRoutes } from './http/routes/docs.js';
 import { healthRoute } from './http/routes/health.js';
 import { Store } from './store/store.js';

@@ -41,11 +41,12 @@ export async function backup(config: Config, options: CliOptions, out: string): 
       mkdirSync(path.dirname(path.join(staging, 'state', rel)), { recursive: true });
       copyFileSync(path.join(stateDir, rel), path.join(staging, 'state', rel));
     }
+    const { env, envFile } = daemonEnvironment(options);
     const outside: [string | undefined, string][] = [
-      [daemonEnvironment(options).envFile, 'config/environment'],
+      [envFile, 'config/environment'],
       [config.tls_cert && !isInside(config.tls_cert, stateDir) ? config.tls_cert : undefined, 'config/tls/cert.pem'],
       [config.tls_key && !isInside(config.tls_key, stateDir) ? config.tls_key : undefined, 'config/tls/key.pem'],
-      [daemonEnvironment(options).env.WAREHOUSE_CONFIG, 'config/config.json'],
+      [env.WAREHOUSE_CONFIG, 'config/config.json'],
     ];
     for (const [from, to] of outside) {
       if (!from) continue;
