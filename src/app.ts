@@ -33,6 +33,7 @@ import { settingRegistry } from './domain/settings/registry.js';
 import { authSettingsFrom } from './domain/settings/auth-settings.js';
 import { settingsRoutes } from './http/routes/settings.js';
 import { eventRoutes, eventStreamRoute } from './http/routes/events.js';
+import { eventSource } from './domain/events/list-source.js';
 import { VERSION } from './version.js';
 import { holdStateDir } from './state-dir.js';
 import { Diagnostics } from './domain/diagnostics/report.js';
@@ -216,7 +217,7 @@ async function assemble(config: Config, logger: Logger, options: AppOptions, und
     }),
     ...inventoryRoutes({ site, store, inventory, view, images: new SkuImages(config.state_dir), timeZone, maxPageSize }),
     ...settingsRoutes(settings, store, timeZone),
-    ...eventRoutes(store, { timeZone, maxPageSize }),
+    ...eventRoutes(eventSource(store), { timeZone, maxPageSize }),
     eventStreamRoute(events, { timeZone, maxPageSize, auth: { authenticate: (headers) => auth.authenticate(headers.authorization), version: () => auth.authVersion() } }),
     ...supportRoutes({ outbox: supportOutbox, timeZone }),
     ...workflowRoutes({ store }),

@@ -1,13 +1,12 @@
 /** Spec 4.7: the event log. */
 import Type, { type TSchema } from 'typebox';
-import { eventRecords, type EventRecord, type Events } from '../../domain/events/events.js';
+import { type EventRecord, type Events } from '../../domain/events/events.js';
 import { Subscription } from '../../domain/events/subscription.js';
 import type { Caller } from '../../domain/auth/caller.js';
 import { DomainError } from '../../domain/errors.js';
 import { executeList, listQuerySchema, parseListQuery, type FieldTable, type ListSource } from '../../domain/list/index.js';
 import { ErrorBody } from '../errors.js';
 import { stampPair } from '../../domain/time.js';
-import type { Store } from '../../store/store.js';
 import type { Logger } from '../../log/logger.js';
 import { listRoute } from '../list-route.js';
 import { route, type AnyRoute, type StreamSocket } from '../route.js';
@@ -37,19 +36,6 @@ export const EventResponse = Type.Object({
   severity: Type.Integer({ description: '10 debug, 20 info, 30 notice, 40 warning, 50 error, 60 critical' }),
 }, { description: 'Event (spec 2.14)' });
 
-/** Events newest first (the default order) without a sort: the store reads its keys backwards. */
-export function eventSource(store: Store): ListSource<EventRecord> {
-  const events = store.collection(eventRecords);
-  return {
-    lookup(field, values) {
-      if (field !== 'component' && field !== 'request_id') return undefined;
-      const rows = values.flatMap((v) => [...events.findBy(field, v as string)]);
-      return rows.sort((a, b) => b.id - a.id);
-    },
-    scan: () => events.range(undefined, true),
-  };
-}
-
 /** The view of one event, shared by the list and the live stream. */
 export function eventView(e: EventRecord, zone: string) {
   return {
@@ -59,13 +45,13 @@ export function eventView(e: EventRecord, zone: string) {
 }
 
 /** GET /api/v2/events. */
-export function eventRoutes(store: Store, options: { timeZone: string; maxPageSize: number }): AnyRoute[] {
+export function eventRoutes(source: ListSource<EventRecord>, options: { timeZone: string; maxPageSize: number }): AnyRoute[] {
   return [
     listRoute({
       path: '/api/v2/events', tag: 'Events', permission: 'events:view',
       summary: 'The event log, newest first unless sort_by says otherwise',
       description: 'Severity: 10 debug, 20 info, 30 notice, 40 warning, 50 error, 60 critical. Kinds and codes: docs/events.md.',
-      fields: EVENT_FIELDS, source: eventSource(store), item: EventResponse,
+      fields: EVENT_FIELDS, source, item: EventResponse,
       view: (e) => eventView(e, options.timeZone), options: { maxPageSize: options.maxPageSize, timeZone: options.timeZone },
     }),
   ];
