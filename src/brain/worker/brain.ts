@@ -19,6 +19,7 @@ import { CARRIER_PLACES, type Site, type SiteLevel } from '../../domain/site/loa
 import { botRecords, flag, systemFlags, type SystemFlag } from '../../domain/system/records.js';
 import type { StorageStatus } from '../../domain/system/control.js';
 import type { BotEvent, LineStatus } from '../../lines/events.js';
+import { FAULT_BY_NAME } from '../../link/protocol/faults.js';
 import type { Store } from '../../store/store.js';
 import { LevelRunner } from './level/runner.js';
 import { takeSnapshot, type LineState } from './level/snapshot.js';
@@ -252,7 +253,7 @@ export class Brain {
     switch (event.kind) {
       case 'fault':
         if (event.fault.fault_state === 'RAISED' && (event.fault.severity === 'ERROR' || event.fault.severity === 'FATAL')) {
-          record(EVENT.botFault, `bot ${event.bot.id}: fault 0x${event.fault.code.toString(16).padStart(4, '0')} (${event.fault.severity}) at ${event.fault.x},${event.fault.y}`);
+          record(EVENT.botFault, `bot ${event.bot.id}: fault 0x${event.fault.code.toString(16).padStart(4, '0')} (${event.fault.severity}) at ${event.fault.x},${event.fault.y}${faultDetail(event.fault)}`);
         } else this.log.info({ bot_id: event.bot.id, fault: event.fault }, 'bot fault report');
         break;
       case 'offline': {
@@ -474,4 +475,10 @@ export class Brain {
     this.log.info({ storage_status: status, before }, why);
     await this.deps.events.emit(EVENT.storageStatus, `storage status ${before} -> ${status}: ${why}`).catch((err: unknown) => this.log.error({ err }, 'could not record the storage status'));
   }
+}
+
+/** OBSTACLE's detail is the cell the bot could not enter (x | y << 16): a technician looks there first. */
+function faultDetail(fault: { code: number; detail: number }): string {
+  if (fault.code !== FAULT_BY_NAME.get('OBSTACLE')!.code) return '';
+  return `; blocked entering ${fault.detail & 0xffff},${fault.detail >>> 16}`;
 }

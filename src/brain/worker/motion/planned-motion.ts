@@ -16,11 +16,13 @@ import type { SiteLevel } from '../../../domain/site/load.js';
 import type { Logger } from '../../../log/logger.js';
 import type { Command } from '../../../native/link.js';
 import type { Heading } from '../../../link/protocol/messages.js';
-import { STOPPING_FLAGS } from '../../../link/protocol/faults.js';
+import { FAULT_BY_NAME, STOPPING_FLAGS } from '../../../link/protocol/faults.js';
 import { type LevelPlanner, type PlannedAction, type PlannerEvent, type PlanState } from '../../../native/planner.js';
 import type { BotEvent, BotState, CommandOutcome } from '../../../lines/events.js';
 import { cellFlags, moveStep, plannerHeading } from './level-grid.js';
 import type { FailureCause, GoalOutcome, LevelMotion, MotionBot, MotionGoal } from './motion.js';
+
+const OBSTACLE = FAULT_BY_NAME.get('OBSTACLE')!.code;
 
 /** How often each level's planner figures go to the log. */
 const PLANNER_SUMMARY_MS = 5 * 60_000;
@@ -64,6 +66,11 @@ interface BotRun {
   lostLink: boolean;
   /** Kept where it stands out of dispatch (offboarding) until removed. */
   parked: boolean;
+  /**
+   * A LIFT or LOWER that stopped unconfirmed, on this cell: whether a carrier stands there is
+   * known only once the bot rests and reports its lift.
+   */
+  unsettled?: { cell: number; noCarrier: boolean };
   /** When the planner last refused to place it on release (set_stuck refused): it is freed again later. */
   refusedAt?: number;
   /**
@@ -244,6 +251,7 @@ export class PlannedMotion implements LevelMotion {
     if (!r) return;
     r.telemetry = event.bot;
     if (event.kind === 'fault' && event.fault.fault_state === 'RAISED' && (event.fault.severity === 'ERROR' || event.fault.severity === 'FATAL')) {
+      if (event.fault.code === OBSTACLE && event.bot.carrier_held) this.barObstacle(r, event.fault.detail);
       this.stuck(r, `fault 0x${event.fault.code.toString(16)} (${event.fault.severity})`, 'fault');
       if (event.fault.severity === 'ERROR') this.clearLater(r);
       return;
@@ -280,6 +288,7 @@ export class PlannedMotion implements LevelMotion {
     // A stopped bot is placed, once freed, where its last report put it: report where it really
     // rests (after a refused segment the planner's idea of its cell can be wrong).
     if (r.stuck && t.motion !== 'MOVING' && t.lift !== 'LIFTING' && t.lift !== 'LOWERING') {
+      if (r.unsettled) this.settleCell(r, t.lift === 'DOWN');
       this.o.planner.reportTelemetry(r.id, state);
       // Stopped only because the planner could not place it (no fault, on the line): try again.
       if (r.refusedAt !== undefined && Date.now() - r.refusedAt > 1000 && event.bot.online && (t.faults & STOPPING_FLAGS) === 0 && !r.lostLink) this.free(r);
@@ -420,8 +429,35 @@ export class PlannedMotion implements LevelMotion {
     }, ms).unref();
   }
 
+  /**
+   * A lift or lower that did not complete leaves the cell's flag as it was set when the command
+   * went out (lifted off: free to loaded bots). The bot's lift at rest says where the carrier
+   * is: still down (or set down) on the cell bars it again, on the bot frees it. A stale flag
+   * sent loaded bots into a carrier over and over (OBSTACLE, chaos seed 1567165657).
+   */
+  private settleCell(r: BotRun, down: boolean): void {
+    const { cell, noCarrier } = r.unsettled!;
+    r.unsettled = undefined;
+    const { x, y } = this.xy(cell);
+    this.o.planner.setCellFlags(cell, cellFlags(this.o.level, x, y, down && !noCarrier));
+  }
+
+  /**
+   * A loaded bot's bumper met a carrier where the planner had none (OBSTACLE's detail is the
+   * cell, x | y << 16): the planner bars that cell to loaded bots, so that none is sent into it
+   * again, and the journal says where the store and the floor disagree.
+   */
+  private barObstacle(r: BotRun, detail: number): void {
+    const x = detail & 0xffff;
+    const y = detail >>> 16;
+    if (x >= this.o.level.width || y >= this.o.level.rows) return;
+    this.o.planner.setCellFlags(y * this.o.level.width + x, cellFlags(this.o.level, x, y, true));
+    this.o.logger.warn({ level_id: this.levelId, bot_id: r.id, x, y, store_has_carrier: this.o.occupied(x, y) }, 'a loaded bot met a carrier: its cell is barred to loaded bots');
+  }
+
   /** A bot that cannot go on: others route around it; its goal fails. */
   private stuck(r: BotRun, reason: string, cause: FailureCause): void {
+    if (r.pending?.action === 'lift' || r.pending?.action === 'lower') r.unsettled = { cell: r.pending.from.cell, noCarrier: cause === 'no_carrier' };
     r.pending = undefined;
     r.stuck = true;
     if (r.planned) this.o.planner.setStuck(r.id, true);
