@@ -62,6 +62,7 @@ function said(decisions: Decision[]): string[] {
     if (d.kind === 'start') parts.push(`bot ${d.bot}`, d.target ? `${d.target.x},${d.target.y}` : 'queued');
     if (d.kind === 'move_aside') parts.push(`bot ${d.bot}`, `${d.to.x},${d.to.y}`);
     if (d.kind === 'wait') parts.push(d.wait.waiting_for);
+    if (d.kind === 'set_aside') parts.push(d.carriers.join(','));
     if (d.kind === 'await_person') parts.push(`balcony ${d.balcony}`);
     if (d.kind === 'finish') parts.push(d.note);
     return parts.join(' ');
@@ -97,9 +98,22 @@ t.test('decide: who starts, where to and with which bot, or why not', async (t) 
       want: ['wait ret line'],
     },
     {
-      name: 'a carrier with another in front of it in its lane waits',
-      world: () => ({ jobs: [job('RETRIEVING', { id: 'ret', carrier_id: 'C6' })], carriers: { C6: { x: 6, y: 3 }, C7: { x: 6, y: 2 } } }),
+      name: 'a carrier with another in front of it in its lane waits while a job sets that one aside',
+      world: () => ({ jobs: [job('BUFFERING', { id: 'buf', carrier_id: 'C7', status: 'CREATED' }), job('RETRIEVING', { id: 'ret', carrier_id: 'C6' })], carriers: { C6: { x: 6, y: 3 }, C7: { x: 6, y: 2 } } }),
       want: ['wait ret carriers_in_front'],
+    },
+    {
+      name: 'carriers in front that no job moves (stored there after the plan) are set aside, front first',
+      world: () => ({ jobs: [job('RETRIEVING', { id: 'ret', carrier_id: 'C6' })], carriers: { C6: { x: 6, y: 4 }, C8: { x: 6, y: 3 }, C7: { x: 6, y: 2 } } }),
+      want: ['set_aside ret C7,C8'],
+    },
+    {
+      name: 'a carrier that another retrieval takes is not set aside; one set aside in this pass is not set aside twice',
+      world: () => ({
+        jobs: [job('RETRIEVING', { id: 'ret1', carrier_id: 'C6' }), job('RETRIEVING', { id: 'ret2', carrier_id: 'C8' })],
+        carriers: { C6: { x: 6, y: 4 }, C8: { x: 6, y: 3 }, C7: { x: 6, y: 2 } },
+      }),
+      want: ['set_aside ret1 C7', 'wait ret2 carriers_in_front'],
     },
     {
       name: 'a carrier being set down in front of it waits too',

@@ -61,3 +61,48 @@ t.test('a cancel between a pass and its write voids that one decision; the other
   t.equal(status(second), 'EXECUTING', 'the other one waits for its person as decided');
   t.match(requests.jobsOf(second).find((j) => j.type === 'ONBOARDING')!.wait, { waiting_for: 'trigger', reason: /balcony 2/ });
 });
+
+t.test('carriers set in front of a planned retrieval that no job moves are set aside by its request, once', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'wh-runner-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const site = buildSite(e2eSite());
+  const store = await Store.open({ dir }, ALL_COLLECTIONS, MIGRATIONS);
+  t.teardown(() => store.close());
+  const events = new Events(store, Date.now);
+  const inventory = new Inventory({ store, site, now: Date.now, events });
+  await inventory.seedFromLayout();
+  const requests = new Requests({ store, site, inventory, events, now: Date.now, refresh: () => undefined, externalPicking: () => false, botLevel: () => undefined });
+  const work = new OpenWork(store, [1]);
+  const carriers = new CarrierPlaces(store);
+  t.teardown(() => {
+    work.close();
+    carriers.close();
+  });
+  // C3 stands alone at the front of lane 4 when the FETCH is planned: no BUFFERING in its plan.
+  const fetch = (await requests.create({ type: 'FETCH', entities: [{ carrier_id: 'C3', balcony_ids: [2] }] })).request.id;
+  t.same(requests.jobsOf(fetch).map((j) => j.type).sort(), ['CHECKING', 'RETRIEVING', 'STORING'], 'nothing to set aside when planned');
+  // Then (a recovery after a fault, a person's hands) C3 ends at the back and C4 in front of it.
+  await requests.write(() => {
+    inventory.placeCarrierInWrite('C3', 1, 4, 4);
+    inventory.placeCarrierInWrite('C4', 1, 4, 3);
+  });
+  const level = site.level(1)!;
+  const motion = { levelId: 1, bots: () => [] } as unknown as LevelMotion;
+  const runner: LevelRunner = new LevelRunner({ level, requests, inventory, carriers, motion, logger: createLogger('silent'), now: Date.now, snapshot: () => snapshot() });
+  const snapshot = () => takeSnapshot({
+    level, work, carriers, findJob: (id) => requests.findJob(id), bots: () => [], line: () => ({ up: true }), paused: () => false, chargeBelow: () => 20, now: Date.now,
+  }, runner);
+  await runner.apply(decide(snapshot()));
+  const jobsNow = requests.jobsOf(fetch);
+  const buffering = jobsNow.filter((j) => j.type === 'BUFFERING');
+  t.equal(buffering.length, 1, 'one BUFFERING');
+  t.match(buffering[0], { carrier_id: 'C4', status: 'ACCEPTED', progress: { in_front_of: 'C3' } }, 'C4 is set aside for C3');
+  const back = jobsNow.filter((j) => j.type === 'STORING' && j.carrier_id === 'C4');
+  t.match(back, [{ status: 'CREATED', parent_job_ids: [buffering[0]!.id] }], 'and stored again after it is out of the way');
+  t.match(jobsNow.find((j) => j.type === 'RETRIEVING')!.wait, { waiting_for: 'carriers_in_front', reason: /C4 set aside first/ });
+  // The next pass sees the BUFFERING: nothing is added twice.
+  await runner.apply(decide(snapshot()));
+  t.equal(requests.jobsOf(fetch).length, jobsNow.length, 'no job added by the next pass');
+  const request = requests.request(fetch);
+  t.match(request, { status: 'ACCEPTED' }, 'the request is still open, its counters untouched');
+});

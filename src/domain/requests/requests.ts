@@ -183,16 +183,18 @@ export class Requests {
   }
 
   /**
-   * Adds a job to an open request, ready at once (a MOVING_BOT that clears the way for one of
-   * its jobs); it serves no entity, so the request's counters do not change. Call inside a write.
+   * Adds a job to an open request that clears the way for one of its jobs (a MOVING_BOT, a
+   * carrier set aside): ready at once, or after `fields.parent_job_ids`. It serves no entity,
+   * so the request's counters do not change. Call inside a write.
    */
-  addJob(requestId: string, type: JobType, fields: Partial<JobRecord>): JobRecord {
+  addJob(requestId: string, type: JobType, fields: Partial<JobRecord>, facts?: Parameters<typeof newJob>[2]): JobRecord {
+    const waits = (fields.parent_job_ids ?? []).length > 0;
     const job = newJob(
       { id: randomUUID(), request_id: requestId, type, entity_id: String(fields.bot_id ?? fields.carrier_id ?? requestId), entity_index: -1, seq: this.store.nextId('job'), now: this.deps.now() },
-      { ...fields, status: 'ACCEPTED' },
+      { ...fields, status: waits ? 'CREATED' : 'ACCEPTED' }, facts,
     );
     this.store.collection(jobs).put(job);
-    this.deps.events.record(EVENT.jobStatus, `job ${type} ${job.id} added: ACCEPTED`, { request_id: requestId, bot_id: job.bot_id === null ? null : String(job.bot_id), level_id: job.level_id });
+    this.deps.events.record(EVENT.jobStatus, `job ${type} ${job.id} added: ${job.status}`, { request_id: requestId, bot_id: job.bot_id === null ? null : String(job.bot_id), level_id: job.level_id });
     this.settle(requestId);
     return job;
   }

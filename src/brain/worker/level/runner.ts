@@ -83,6 +83,17 @@ export class LevelRunner implements RunnerState {
             requests.explain(current, d.wait);
             requests.addJob(current.request_id, 'MOVING_BOT', { bot_id: d.bot, level_id: current.level_id, target: d.to, quantity: 1 });
             break;
+          case 'set_aside': {
+            requests.explain(current, d.wait);
+            let before: JobRecord | undefined;
+            for (const carrierId of d.carriers) {
+              const fields = { carrier_id: carrierId, level_id: current.level_id };
+              before = requests.addJob(current.request_id, 'BUFFERING', { ...fields, parent_job_ids: before ? [before.id] : [] }, { in_front_of: current.carrier_id! });
+              requests.addJob(current.request_id, 'STORING', { ...fields, parent_job_ids: [before.id] });
+            }
+            this.deps.logger.info({ job_id: current.id, carrier_id: current.carrier_id, in_front: d.carriers }, 'carriers in front that no job moves: set aside for this retrieval');
+            break;
+          }
           case 'drive':
             if (!this.running.has(current.id)) out.push(current);
             break;

@@ -24,6 +24,12 @@ export type Decision =
   | { kind: 'start'; job: JobRecord; bot: number; target: Cell | null; balcony: number | null; phase: 'to_carrier' | 'to_target' }
   /** An idle bot stands where the job must go: a MOVING_BOT takes it to `to`. */
   | { kind: 'move_aside'; job: JobRecord; bot: number; to: Cell; wait: JobWait }
+  /**
+   * Carriers stand in front of a retrieval's carrier that no job moves (stored there, or this
+   * one moved behind them, after the request was planned): its request sets them aside, front
+   * first, and puts each back into storage once it is out of the way.
+   */
+  | { kind: 'set_aside'; job: JobRecord; carriers: string[]; wait: JobWait }
   /** A started job nobody drives (the brain restarted): the runner takes it up again. */
   | { kind: 'drive'; job: JobRecord }
   /** A cancelled job whose bot has not lifted anything yet: its bot stops, nothing more moves. */
@@ -109,6 +115,11 @@ function lastBalcony(s: LevelSnapshot, job: JobRecord): number | undefined {
   return job.parent_job_ids.map((id) => s.job(id)?.balcony_id).filter((b): b is number => b !== null && b !== undefined).at(-1);
 }
 
+/** Whether a job takes its carrier out of its lane: a retrieval or a setting aside, or any carrier job under way. */
+function movesAway(j: JobRecord): boolean {
+  return j.type === 'RETRIEVING' || j.type === 'BUFFERING' || (CARRIER_JOBS.has(j.type) && started(j));
+}
+
 /** Whether another started job moves this carrier now. */
 function carrierInMotion(s: LevelSnapshot, carrierId: string, self: string): boolean {
   return s.jobs.some((j) => j.id !== self && j.carrier_id === carrierId && CARRIER_JOBS.has(j.type) && started(j));
@@ -133,7 +144,13 @@ function startBotJob(s: LevelSnapshot, job: JobRecord, pass: Pass): Decision {
     // wanted it): people work on it there; it is set aside once it is back in storage.
     if (job.type === 'BUFFERING' && s.level.kindAt(c.x, c.y) === 'port') return wait({ waiting_for: 'carriers_in_front', reason: `carrier ${c.id} is at a balcony for another request` });
     const blocked = carriersInFront(s, c);
-    if (job.type === 'RETRIEVING' && blocked.length > 0) return wait({ waiting_for: 'carriers_in_front', reason: `carriers in front in its lane: ${blocked.join(', ')}` });
+    if (job.type === 'RETRIEVING' && blocked.length > 0) {
+      const reason = `carriers in front in its lane: ${blocked.join(', ')}`;
+      const still = blocked.filter((id) => !pass.claimedCarriers.has(id) && !s.jobs.some((j) => j.carrier_id === id && movesAway(j)));
+      if (still.length === 0) return wait({ waiting_for: 'carriers_in_front', reason });
+      for (const id of still) pass.claimedCarriers.add(id);
+      return { kind: 'set_aside', job, carriers: still, wait: { waiting_for: 'carriers_in_front', reason: `${reason}: ${still.join(', ')} set aside first` } };
+    }
     // Fetching it now would shut the bot in once that carrier is down.
     const inbound = carriersComingInFront(s, c.id, c)[0];
     if (inbound) return wait({ waiting_for: 'carriers_in_front', reason: `carrier ${inbound} is being set down in front of it in its lane` });
