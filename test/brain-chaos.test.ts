@@ -196,18 +196,25 @@ t.test(`seed ${seed}: every request ends, nothing is lost, nothing loops`, async
     const open = a.app.requests.jobsOf(r.id).filter((j: JobRecord) => j.status !== 'SUCCEEDED' && j.status !== 'CANCELLED' && j.status !== 'ABORTED');
     return `${r.type} ${r.status}: ${open.map((j) => `${j.type} ${j.status} ${j.wait?.reason ?? ''}`).join('; ')}`;
   });
-  const standing = ended ? '' : `; bots: ${JSON.stringify(await bots())}; on the simulated bots: ${JSON.stringify((await sim.snapshot()).flatMap((l) => l.bots.map((b) => [b.id, b.carrier, b.x, b.y, b.lift, b.faults])))}; faults: ${JSON.stringify((await api('/api/v2/events?hex_value__eq=0x7001&size=20')).json.items.map((e: { description: string }) => e.description))}; store: ${JSON.stringify([...a.app.store.collection(carriers).scan()].map((c) => [c.id, c.x, c.y]))}`;
+  const standing = ended ? '' : `; bots: ${JSON.stringify(await bots())}; on the simulated bots: ${JSON.stringify((await sim.snapshot()).flatMap((l) => l.bots.map((b) => [b.id, b.carrier, b.x, b.y, b.lift, b.faults])))}; carriers on the simulated site: ${JSON.stringify((await sim.snapshot()).flatMap((l) => l.carriers.map((c) => [c.id, c.x, c.y])))}; faults: ${JSON.stringify((await api('/api/v2/events?hex_value__eq=0x7001&size=20')).json.items.map((e: { description: string }) => e.description))}; store: ${JSON.stringify([...a.app.store.collection(carriers).scan()].map((c) => [c.id, c.x, c.y]))}`;
+  /** A carrier's last jobs, for a failure's comments. */
+  const story = (id: string) => [...a.app.store.collection(jobs).findBy('carrier_id', id)].sort((x, y) => x.seq - y.seq).slice(-8)
+    .map((j) => `${j.type} ${j.status} bot ${j.bot_id} attempt ${j.attempt} target ${JSON.stringify(j.target)} ${JSON.stringify(j.progress)} ${j.ended_because ?? j.wait?.reason ?? ''}`).join(' | ');
+  const warnings = () => { for (const l of a.lines.filter((l) => l.level === 'warn' || l.level === 'error' || /fault/.test(l.msg)).slice(-40)) t.comment(JSON.stringify(l)); };
   if (!ended) {
     for (const b of (await sim.snapshot()).flatMap((l) => l.bots)) {
-      if (!b.carrier) continue;
-      const history = [...a.app.store.collection(jobs).findBy('carrier_id', b.carrier)].sort((x, y) => x.seq - y.seq).slice(-6)
-        .map((j) => `${j.type} ${j.status} bot ${j.bot_id} target ${JSON.stringify(j.target)} ${JSON.stringify(j.progress)} ${j.ended_because ?? j.wait?.reason ?? ''}`);
-      t.comment(`bot ${b.id} holds ${b.carrier} at ${b.x},${b.y}; the store has it at ${JSON.stringify(a.app.store.collection(carriers).get(b.carrier))}; its jobs: ${history.join(' | ')}`);
+      if (b.carrier) t.comment(`bot ${b.id} holds ${b.carrier} at ${b.x},${b.y}; the store has it at ${JSON.stringify(a.app.store.collection(carriers).get(b.carrier))}; its jobs: ${story(b.carrier)}`);
     }
+    warnings();
   }
-  if (!ended) for (const l of a.lines.filter((l) => l.level === 'warn' || l.level === 'error' || /fault/.test(l.msg)).slice(-40)) t.comment(JSON.stringify(l));
   t.ok(ended, fail(`every request ends within ${SETTLE_MS / 1000} s of the last action; open: ${left.join(' || ')}${standing}`));
   await check('the end');
   const away = [...a.app.store.collection(carriers).scan()].filter((c) => !CARRIER_PLACES.has(a.app.site.kindAt(c.level_id, c.x, c.y)));
+  if (away.length > 0) {
+    const simulated = (await sim.snapshot()).flatMap((l) => [...l.carriers.map((c) => [c.id, c.x, c.y]), ...l.bots.map((b) => [`bot ${b.id}`, b.carrier, b.x, b.y, b.lift])]);
+    for (const c of away) t.comment(`${c.id} is at ${c.x},${c.y} in the store; its jobs: ${story(c.id)}`);
+    t.comment(`the simulated site: ${JSON.stringify(simulated)}`);
+    warnings();
+  }
   t.same(away.map((c) => c.id), [], fail('no carrier is left on the highway'));
 });
