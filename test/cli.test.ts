@@ -10,15 +10,16 @@ import * as tar from 'tar';
 import { Client } from './helpers/client.js';
 import { exited, startDaemon, startWithClient } from './helpers/daemon.js';
 import { until } from './helpers/until.js';
+import { entryArgs } from './helpers/entry.js';
 
 t.setTimeout(400_000);
 
-const CLI = path.join(import.meta.dirname, '../src/cli/main.ts');
+const CLI = entryArgs('cli/main');
 const ENV = { PATH: process.env.PATH!, HOME: process.env.HOME ?? '/root' };
 
-/** Runs the CLI to its end (from sources, as the tests run the daemon). */
+/** Runs the CLI to its end (from sources or the build, as the tests run the daemon). */
 function cli(args: string[], env: Record<string, string> = {}): { code: number | null; out: string; err: string } {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', CLI, '--env-file', '/dev/null', ...args], { env: { ...ENV, ...env }, encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(process.execPath, [...CLI, '--env-file', '/dev/null', ...args], { env: { ...ENV, ...env }, encoding: 'utf8', timeout: 120_000 });
   return { code: r.status, out: r.stdout, err: r.stderr };
 }
 
@@ -108,7 +109,7 @@ t.test('status, reads, hot backup under writes, restore elsewhere, refusals, res
   t.match(cli(['--state-dir', stateDir, 'requests', '--all']).out, /^REQUEST/);
 
   // --follow prints what is committed after it started, until Ctrl-C.
-  const follow = spawn(process.execPath, ['--import', 'tsx', CLI, '--env-file', '/dev/null', '--state-dir', stateDir, 'events', '--limit', '1', '--follow'], { env: ENV });
+  const follow = spawn(process.execPath, [...CLI, '--env-file', '/dev/null', '--state-dir', stateDir, 'events', '--limit', '1', '--follow'], { env: ENV });
   let followed = '';
   follow.stdout.on('data', (b: Buffer) => (followed += b.toString()));
   await until('the first page', async () => followed.includes('ID'), 60_000);

@@ -12,8 +12,9 @@ import { ALL_COLLECTIONS } from '../src/domain/collections.js';
 import { MIGRATIONS } from '../src/store/migrations.js';
 import { ensureCertificate } from '../src/http/tls.js';
 import { VERSION } from '../src/version.js';
+import { entryArgs } from './helpers/entry.js';
 
-const MAIN = path.join(import.meta.dirname, '../src/main.ts');
+const MAIN = entryArgs('main');
 
 function stateDir(t: Test): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'wh-start-'));
@@ -71,13 +72,13 @@ t.test('a state directory written by a newer version: exit 78, the store untouch
 t.test('--help and --version start nothing', async (t) => {
   const dir = stateDir(t);
   for (const [arg, expected] of [['--help', /warehouse-controller --help/], ['--version', new RegExp(`^${VERSION.replace(/\./g, '\\.')}\n$`)]] as const) {
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, arg], { env: { PATH: process.env.PATH, WAREHOUSE_STATE_DIR: path.join(dir, 'state') } });
+    const child = spawn(process.execPath, [...MAIN, arg], { env: { PATH: process.env.PATH, WAREHOUSE_STATE_DIR: path.join(dir, 'state') } });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     t.equal(await exited(child), 0, arg);
     t.match(out, expected);
   }
-  const wrong = spawn(process.execPath, ['--import', 'tsx', MAIN, 'status'], { env: { PATH: process.env.PATH, WAREHOUSE_STATE_DIR: path.join(dir, 'state') } });
+  const wrong = spawn(process.execPath, [...MAIN, 'status'], { env: { PATH: process.env.PATH, WAREHOUSE_STATE_DIR: path.join(dir, 'state') } });
   let err = '';
   wrong.stderr.on('data', (d: Buffer) => (err += d.toString()));
   t.equal(await exited(wrong), 64, 'an argument the daemon does not take: EX_USAGE');
@@ -91,7 +92,7 @@ t.test('stdout is the journal: each line starts with its syslog priority', async
   const fd = openSync(logFile, 'w');
   const st = fstatSync(fd);
   // A bad TLS pair: an info line (starting), then a fatal one, then the exit.
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+  const child = spawn(process.execPath, [...MAIN], {
     env: {
       PATH: process.env.PATH, JOURNAL_STREAM: `${st.dev}:${st.ino}`, WAREHOUSE_STATE_DIR: path.join(dir, 'state'), WAREHOUSE_PORT: '0', WAREHOUSE_LINKS: 'off',
       WAREHOUSE_TLS_CERT: path.join(dir, 'nope.pem'), WAREHOUSE_TLS_KEY: path.join(dir, 'nope.pem'),

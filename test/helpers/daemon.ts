@@ -3,8 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client } from './client.js';
-
-const MAIN = path.join(import.meta.dirname, '../../src/main.ts');
+import { entryArgs } from './entry.js';
 
 export interface Daemon {
   child: ChildProcess;
@@ -15,11 +14,11 @@ export interface Daemon {
 }
 
 /**
- * Starts `src/main.ts` with only `env` (plus PATH and HOME) as its environment; `main` names a
+ * Starts the daemon (`src/main.ts`, or its build: helpers/entry.ts) with only `env` (plus PATH and HOME) as its environment; `main` names a
  * compiled entry instead (an installed release), run by plain node from `cwd`.
  */
 export function startDaemon(env: Record<string, string>, options: { main?: string; cwd?: string } = {}): Daemon {
-  const args = options.main === undefined ? ['--import', 'tsx', MAIN] : ['--enable-source-maps', options.main];
+  const args = options.main === undefined ? entryArgs('main') : ['--enable-source-maps', options.main];
   const child = spawn(process.execPath, args, {
     cwd: options.cwd,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
