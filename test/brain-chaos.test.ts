@@ -188,9 +188,13 @@ t.test(`seed ${seed}: every request ends, nothing is lost, nothing loops`, async
 
   // The last action is done: the site resumes and every request ends.
   await post({ type: 'RESUME' });
+  // A carrier left on a bot that no job drives (a faulted bot's job given up by a person) is
+  // taken home by a RECOVERY request once the brain sees the bot free again: settled means no
+  // request open and no carrier off its places, at the same moment.
+  const away = () => [...a.app.store.collection(carriers).scan()].filter((c) => !CARRIER_PLACES.has(a.app.site.kindAt(c.level_id, c.x, c.y)));
   const ended = await until('every request to end', async () => {
     await people();
-    return openRequests().length === 0;
+    return openRequests().length === 0 && away().length === 0;
   }, SETTLE_MS).catch(() => false);
   const left = openRequests().map((r) => {
     const open = a.app.requests.jobsOf(r.id).filter((j: JobRecord) => j.status !== 'SUCCEEDED' && j.status !== 'CANCELLED' && j.status !== 'ABORTED');
@@ -209,12 +213,12 @@ t.test(`seed ${seed}: every request ends, nothing is lost, nothing loops`, async
   }
   t.ok(ended, fail(`every request ends within ${SETTLE_MS / 1000} s of the last action; open: ${left.join(' || ')}${standing}`));
   await check('the end');
-  const away = [...a.app.store.collection(carriers).scan()].filter((c) => !CARRIER_PLACES.has(a.app.site.kindAt(c.level_id, c.x, c.y)));
-  if (away.length > 0) {
+  const offPlaces = away();
+  if (offPlaces.length > 0) {
     const simulated = (await sim.snapshot()).flatMap((l) => [...l.carriers.map((c) => [c.id, c.x, c.y]), ...l.bots.map((b) => [`bot ${b.id}`, b.carrier, b.x, b.y, b.lift])]);
-    for (const c of away) t.comment(`${c.id} is at ${c.x},${c.y} in the store; its jobs: ${story(c.id)}`);
+    for (const c of offPlaces) t.comment(`${c.id} is at ${c.x},${c.y} in the store; its jobs: ${story(c.id)}`);
     t.comment(`the simulated site: ${JSON.stringify(simulated)}`);
     warnings();
   }
-  t.same(away.map((c) => c.id), [], fail('no carrier is left on the highway'));
+  t.same(offPlaces.map((c) => c.id), [], fail('no carrier is left on the highway'));
 });
