@@ -1,5 +1,6 @@
 // A level's motion (src/brain/worker/motion/planned-motion.ts) keeps the real planner's cell
-// flags true to the floor when a lift fails or a loaded bot meets a carrier. The radio is
+// flags true to the floor when a lift fails or a loaded bot meets a carrier, and clears a
+// passing fault even when its cause outlasts the first FAULT_CLEAR. The radio is
 // scripted here (its answers and the bot's telemetry are the inputs under test); the planner
 // is the real native one. Before: a LIFT that did not complete left its cell free to loaded
 // bots, and a loaded bot's bumper on a carrier taught the planner nothing, so loaded bots were
@@ -22,7 +23,7 @@ const W = level.width;
 /** Storage cells holding a carrier when the level starts: the e2e site's C1 (1,2). */
 const occupied = (x: number, y: number) => x === 1 && y === 2;
 
-function world(t: { teardown(fn: () => unknown): void }) {
+function world(t: { teardown(fn: () => unknown): void }, faultClearMs = 0) {
   const planner = createLevelPlanner({ grid: levelGrid(level, occupied), durations: { forward: 1, turn: 1, lift: 1, lower: 1 }, seed: 1 });
   const flags: [number, number][] = [];
   const recording: LevelPlanner = Object.create(planner) as LevelPlanner;
@@ -44,7 +45,7 @@ function world(t: { teardown(fn: () => unknown): void }) {
     },
   };
   const motion = new PlannedMotion({
-    level, planner: recording, radio, logger: createLogger('silent'), botIds: () => [1], occupied, stepMs: 50, turnMs: 10, faultClearMs: () => 0,
+    level, planner: recording, radio, logger: createLogger('silent'), botIds: () => [1], occupied, stepMs: 50, turnMs: 10, faultClearMs: () => faultClearMs,
   });
   // The planner's thread and its deliveries hold no reference on the event loop: this does.
   const alive = setInterval(() => undefined, 1000);
@@ -99,4 +100,17 @@ t.test("a loaded bot's OBSTACLE bars the cell it could not enter", async (t) => 
   t.equal(w.flagOf(3, 2), CELL_BARRED_LOADED, 'now it has');
   w.fault(3, 1, 'OBSTACLE', 40 | (2 << 16), true);
   t.equal(w.flags.length, 1, 'a detail off the grid changes nothing');
+});
+
+t.test('a FAULT_CLEAR refused while the cause persists is tried again later, and the bot works again once it is accepted', async (t) => {
+  const w = world(t, 20);
+  w.telemetry(3, 1, 'UP');
+  await until('the bot to be placed', async () => w.motion.bots().length === 1, 5000);
+  // The carrier it met is taken away only after the first two tries.
+  let refusals = 2;
+  w.setAnswer((c) => (c.type === 'FAULT_CLEAR' && refusals-- > 0 ? { delivered: true, result: 'BAD_STATE', detail: 0 } : { delivered: true, result: 'OK', detail: 0 }));
+  w.fault(3, 1, 'OBSTACLE', 3 | (2 << 16), true);
+  t.equal(w.motion.bots()[0]!.stuck, true, 'stopped by the fault');
+  await until('the bot to work again', async () => w.motion.bots()[0]!.stuck === false, 10_000);
+  t.equal(w.sent.filter((c) => c.type === 'FAULT_CLEAR').length, 3, 'two refusals, then cleared on the third try');
 });

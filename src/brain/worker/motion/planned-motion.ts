@@ -23,6 +23,8 @@ import { cellFlags, moveStep, plannerHeading } from './level-grid.js';
 import type { FailureCause, GoalOutcome, LevelMotion, MotionBot, MotionGoal } from './motion.js';
 
 const OBSTACLE = FAULT_BY_NAME.get('OBSTACLE')!.code;
+/** FAULT_CLEAR tries after an ERROR fault before the bot waits for a technician. */
+const FAULT_CLEAR_TRIES = 5;
 
 /** How often each level's planner figures go to the log. */
 const PLANNER_SUMMARY_MS = 5 * 60_000;
@@ -412,21 +414,26 @@ export class PlannedMotion implements LevelMotion {
 
   /**
    * Many ERROR faults are passing (an overcurrent, an obstacle that was moved): FAULT_CLEAR is
-   * tried once after a while; the bot refuses it (BAD_STATE) while the cause persists, and
-   * then stays stopped for a technician. A cleared bot is free for the planner again.
+   * tried after the setting's delay, and while the bot refuses it (BAD_STATE: the cause
+   * persists) again after twice as long, FAULT_CLEAR_TRIES times in all (10 s, 20 s, ... 160 s:
+   * a carrier in the way is often taken away minutes later); then the bot stays stopped for a
+   * technician. A cleared bot is free for the planner again.
    */
-  private clearLater(r: BotRun): void {
+  private clearLater(r: BotRun, attempt = 1): void {
     const ms = this.o.faultClearMs();
-    if (ms <= 0 || r.clearing) return;
+    if (ms <= 0 || (r.clearing && attempt === 1)) return;
     r.clearing = true;
     setTimeout(() => {
       void this.o.radio.send(this.levelId, r.id, { type: 'FAULT_CLEAR', code: 65535 }, 15_000).then((outcome) => {
-        r.clearing = false;
         const ok = outcome.delivered && outcome.result === 'OK';
-        this.o.logger.info({ level_id: this.levelId, bot_id: r.id, cleared: ok, outcome }, ok ? 'bot fault cleared' : 'bot fault not cleared; a technician must see it');
+        const again = !ok && attempt < FAULT_CLEAR_TRIES && this.runs.get(r.id) === r;
+        const msg = ok ? 'bot fault cleared' : again ? 'bot fault not cleared yet; tried again later' : 'bot fault not cleared; a technician must see it';
+        this.o.logger[ok || again ? 'info' : 'warn']({ level_id: this.levelId, bot_id: r.id, cleared: ok, attempt, outcome }, msg);
+        if (again) return this.clearLater(r, attempt + 1);
+        r.clearing = false;
         if (ok && r.planned) this.free(r);
       });
-    }, ms).unref();
+    }, ms * 2 ** (attempt - 1)).unref();
   }
 
   /**
