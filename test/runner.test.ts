@@ -2,7 +2,7 @@
 // decisions are written together, and a decision that a commit overtook (a cancel between the
 // pass and its write) is dropped alone. Before, one ConflictError ("job ... is CANCELLED and
 // cannot become EXECUTING") threw away every start of the pass.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -22,7 +22,8 @@ import type { LevelMotion } from '../src/brain/worker/motion/motion.js';
 import { createLogger } from '../src/log/logger.js';
 import { e2eSite } from './fixtures/e2e-site.js';
 
-t.test('a cancel between a pass and its write voids that one decision; the others are written', async (t) => {
+/** The e2e site's level 1 in a real store, with its runner and snapshots; no bot is asked anything (no motion). */
+async function level1(t: Test) {
   const dir = mkdtempSync(path.join(tmpdir(), 'wh-runner-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const site = buildSite(e2eSite());
@@ -38,19 +39,20 @@ t.test('a cancel between a pass and its write voids that one decision; the other
     work.close();
     carriers.close();
   });
-  // Two carriers brought in at balconies: each first waits for a person (ONBOARDING).
-  const first = (await requests.create({ type: 'CARRIER_ONBOARDING', carrier_id: 'N1', balcony_id: 1 })).request.id;
-  const second = (await requests.create({ type: 'CARRIER_ONBOARDING', carrier_id: 'N2', balcony_id: 2 })).request.id;
   const level = site.level(1)!;
-  // No bot is asked anything: person jobs need no motion.
   const motion = { levelId: 1, bots: () => [] } as unknown as LevelMotion;
-  const runner: LevelRunner = new LevelRunner({
-    level, requests, inventory, carriers, motion, logger: createLogger('silent'), now: Date.now,
-    snapshot: () => snapshot(),
-  });
+  const runner: LevelRunner = new LevelRunner({ level, requests, inventory, carriers, motion, logger: createLogger('silent'), now: Date.now, snapshot: () => snapshot() });
   const snapshot = () => takeSnapshot({
     level, work, carriers, findJob: (id) => requests.findJob(id), bots: () => [], line: () => ({ up: true }), paused: () => false, chargeBelow: () => 20, now: Date.now,
   }, runner);
+  return { requests, inventory, runner, snapshot };
+}
+
+t.test('a cancel between a pass and its write voids that one decision; the others are written', async (t) => {
+  const { requests, runner, snapshot } = await level1(t);
+  // Two carriers brought in at balconies: each first waits for a person (ONBOARDING).
+  const first = (await requests.create({ type: 'CARRIER_ONBOARDING', carrier_id: 'N1', balcony_id: 1 })).request.id;
+  const second = (await requests.create({ type: 'CARRIER_ONBOARDING', carrier_id: 'N2', balcony_id: 2 })).request.id;
   const decisions = decide(snapshot());
   t.same(decisions.map((d) => [d.kind, d.job.request_id]).sort(), [['await_person', first], ['await_person', second]].sort(), 'both wait for a person');
   // The other thread's cancel lands before this pass writes.
@@ -63,21 +65,7 @@ t.test('a cancel between a pass and its write voids that one decision; the other
 });
 
 t.test('carriers set in front of a planned retrieval that no job moves are set aside by its request, once', async (t) => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'wh-runner-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const site = buildSite(e2eSite());
-  const store = await Store.open({ dir }, ALL_COLLECTIONS, MIGRATIONS);
-  t.teardown(() => store.close());
-  const events = new Events(store, Date.now);
-  const inventory = new Inventory({ store, site, now: Date.now, events });
-  await inventory.seedFromLayout();
-  const requests = new Requests({ store, site, inventory, events, now: Date.now, refresh: () => undefined, externalPicking: () => false, botLevel: () => undefined });
-  const work = new OpenWork(store, [1]);
-  const carriers = new CarrierPlaces(store);
-  t.teardown(() => {
-    work.close();
-    carriers.close();
-  });
+  const { requests, inventory, runner, snapshot } = await level1(t);
   // C3 stands alone at the front of lane 4 when the FETCH is planned: no BUFFERING in its plan.
   const fetch = (await requests.create({ type: 'FETCH', entities: [{ carrier_id: 'C3', balcony_ids: [2] }] })).request.id;
   t.same(requests.jobsOf(fetch).map((j) => j.type).sort(), ['CHECKING', 'RETRIEVING', 'STORING'], 'nothing to set aside when planned');
@@ -86,12 +74,6 @@ t.test('carriers set in front of a planned retrieval that no job moves are set a
     inventory.placeCarrierInWrite('C3', 1, 4, 4);
     inventory.placeCarrierInWrite('C4', 1, 4, 3);
   });
-  const level = site.level(1)!;
-  const motion = { levelId: 1, bots: () => [] } as unknown as LevelMotion;
-  const runner: LevelRunner = new LevelRunner({ level, requests, inventory, carriers, motion, logger: createLogger('silent'), now: Date.now, snapshot: () => snapshot() });
-  const snapshot = () => takeSnapshot({
-    level, work, carriers, findJob: (id) => requests.findJob(id), bots: () => [], line: () => ({ up: true }), paused: () => false, chargeBelow: () => 20, now: Date.now,
-  }, runner);
   await runner.apply(decide(snapshot()));
   const jobsNow = requests.jobsOf(fetch);
   const buffering = jobsNow.filter((j) => j.type === 'BUFFERING');
