@@ -40,6 +40,8 @@ struct Args {
   size_t memoryMb = 1024;
   uint32_t stallSteps = 24;
   uint32_t escapeBots = 16;
+  uint32_t improvePasses = 0;  // extra PIBT passes per step to improve the first answer (0 off)
+  double improveMs = 0;        // their time per step (0: until the deadline's reserve)
   // random mode
   int32_t width = 16, height = 12;
   size_t bots = 20;
@@ -74,6 +76,8 @@ const char* kUsage =
     "  --memory-mb N        distance-table cache bound (default 1024)\n"
     "  --stall-steps N      steps without progress before a bot counts as stalled (default 24)\n"
     "  --escape-bots N      most bots in a stall's escape, a joint plan by LaCAM (default 16; 0 off)\n"
+    "  --improve-passes N   up to N more PIBT passes per step, the plan with most progress wins (0 off)\n"
+    "  --improve-ms X       time for those passes per step (default 0: until the deadline's reserve)\n"
     "  --no-validate        skip the validator (timing runs)\n"
     "  --guidance N         one-way corridor preference, N = cost against the flow (0 off; LoRR default 8)\n"
     "  --lanes N            with guidance, lanes in open areas, N = cost against the lane (0 off; LoRR default 8)\n"
@@ -107,6 +111,8 @@ bool parse(int argc, char** argv, Args& a) {
     } else if (k == "--memory-mb") a.memoryMb = std::strtoul(val(), nullptr, 10);
     else if (k == "--stall-steps") a.stallSteps = static_cast<uint32_t>(std::strtoul(val(), nullptr, 10));
     else if (k == "--escape-bots") a.escapeBots = static_cast<uint32_t>(std::strtoul(val(), nullptr, 10));
+    else if (k == "--improve-passes") a.improvePasses = static_cast<uint32_t>(std::strtoul(val(), nullptr, 10));
+    else if (k == "--improve-ms") a.improveMs = std::atof(val());
     else if (k == "--no-validate") a.validate = false;
     else if (k == "--width") a.width = std::atoi(val());
     else if (k == "--height") a.height = std::atoi(val());
@@ -270,6 +276,7 @@ struct Harness {
            ",\"stallsBroken\":" + std::to_string(c.stallsBroken) + ",\"escapesPlanned\":" + std::to_string(c.escapesPlanned) +
            ",\"escapesDone\":" + std::to_string(c.escapesDone) + ",\"escapesAborted\":" + std::to_string(c.escapesAborted) +
            ",\"escapesUnsolved\":" + std::to_string(c.escapesUnsolved) + ",\"pushes\":" + std::to_string(c.pushes) +
+           ",\"improvePasses\":" + std::to_string(c.improvePasses) + ",\"improveWins\":" + std::to_string(c.improveWins) +
            ",\"heuristicTables\":" + std::to_string(c.heuristicTables) + ",\"heuristicEvictions\":" + std::to_string(c.heuristicEvictions) +
            ",\"heuristicMB\":" + num(static_cast<double>(c.heuristicBytes) / 1048576.0, 1) + "}";
   }
@@ -326,6 +333,8 @@ Options optionsFrom(const Args& a, bool rotations, bool guidanceByDefault) {
   o.heuristicMemoryBytes = a.memoryMb << 20;
   o.stallSteps = a.stallSteps;
   o.escapeBots = a.escapeBots;
+  o.improvePasses = a.improvePasses;
+  o.improveBudget = std::chrono::nanoseconds(static_cast<int64_t>(a.improveMs * 1e6));
   o.seed = a.seed;
   o.corridorGuidance = a.guidance > 1 || (a.guidance < 0 && guidanceByDefault);
   if (a.guidance > 1) o.againstFlowCost = static_cast<uint8_t>(a.guidance);
