@@ -296,3 +296,16 @@ t.test('improvement passes: every plan they pick is valid, and none starts after
   t.equal(late.counters.incompleteSteps, 40, 'every step was late');
   t.equal(late.counters.improvePasses, 0, 'no improvement pass after the deadline');
 });
+
+t.test('2024 scheduler: a nearer robot takes a task not yet started, and the run stays valid', async (t) => {
+  // --steal-margin: the displaced robot gets another task in the same step; a robot must never
+  // be left holding a goal of a task it lost (its GoalReached would be counted for nobody).
+  const args = ['--instance', path.join(FIXTURES, 'small-2024.json'), '--steps', '300', '--steal-margin', '4'];
+  const a = cli(args);
+  t.equal(a.status, 0);
+  t.equal(a.out.validator.violations, 0);
+  t.ok(a.out.steals > 0, `${a.out.steals} tasks went to a nearer robot`);
+  t.ok(a.out.errands >= 2 * a.out.finished, 'a task is two errands');
+  t.ok(a.out.finished > 50, `tasks finished: ${a.out.finished}`);
+  t.equal(cli(args).out.checksum, a.out.checksum, 'deterministic');
+});
