@@ -50,8 +50,8 @@ struct Args {
   bool rotations = true;
   int guidance = -1;  // corridor guidance: -1 mode default (LoRR on), 0 off, >1 the against-flow cost
   int lanes = -1;  // open-area lanes with guidance: -1 mode default (LoRR 8), 0 off, >1 the against-lane cost
-  int64_t queuePenalty = 150;
-  int64_t stealMargin = 0;  // 2024 scheduler: a robot this much nearer takes a task not yet started (0 off)  // 2024 scheduler: cost per robot already heading to the same first errand
+  int64_t queuePenalty = 150;  // 2024 scheduler: cost per robot already heading to the same first errand
+  int64_t stealMargin = 20;    // 2024 scheduler: a robot this much nearer takes a task not yet started (0 off)
   std::string ascii;  // write the final state as a picture (debugging)
 };
 
@@ -82,7 +82,7 @@ const char* kUsage =
     "  --no-validate        skip the validator (timing runs)\n"
     "  --guidance N         one-way corridor preference, N = cost against the flow (0 off; LoRR default 8)\n"
     "  --lanes N            with guidance, lanes in open areas, N = cost against the lane (0 off; LoRR default 8)\n"
-    "  --steal-margin M     2024 scheduler: a free robot M cells nearer takes a task whose robot has not reached its first errand (0 off)\n"
+    "  --steal-margin M     2024 scheduler: a free robot M cells nearer takes a task whose robot has not reached its first errand (20; 0 off)\n"
     "  --queue-penalty N    2024 scheduler: extra cost per robot already bound for a task's first errand (150)\n"
     "  --ascii PATH         write the final state as text: # blocked, arrows bots by heading, * goals\n"
     "  random mode: --width W --height H --bots N --obstacles P --barred P --chaos --no-rotations\n";
