@@ -263,3 +263,49 @@ t.test('escapes: loaded bots on a dense map with one-wide ways get out of stalls
   t.ok(done > 0, `${done} escapes followed to the end`);
   t.ok(reached.on > reached.off * 1.3, `goals reached: ${reached.on} with escapes, ${reached.off} without`);
 });
+
+t.test('improvement passes: every plan they pick is valid, and none starts after the deadline', async (t) => {
+  // Extra PIBT passes per step (--improve-passes) may replace the first answer by one with more
+  // progress: that answer must keep every rule (faults, barred cells, slow actions, no rings).
+  let wins = 0;
+  fc.assert(
+    fc.property(
+      fc.record({
+        seed: fc.integer({ min: 1, max: 1_000_000 }),
+        durations: fc.constantFrom('1,1,1,1', '1,2,1,1', '2,1,3,3'),
+        forbidCycles: fc.boolean(),
+        rotations: fc.boolean(),
+      }),
+      (p) => {
+        const args = [
+          '--random', '--seed', String(p.seed), '--width', '18', '--height', '12', '--bots', '50', '--chaos', '--steps', '150',
+          '--durations', p.durations, '--improve-passes', '6', ...(p.forbidCycles ? ['--forbid-cycles'] : []), ...(p.rotations ? [] : ['--no-rotations']),
+        ];
+        const r = cli(args).out;
+        if (!r) throw new Error(`no JSON from ${args.join(' ')}`);
+        if (r.validator.violations !== 0) throw new Error(`violations with ${args.join(' ')}: ${JSON.stringify(r.validator.first)}`);
+        wins += r.counters.improveWins;
+      },
+    ),
+    { numRuns: 16, seed: 2311 },
+  );
+  t.ok(wins > 0, `${wins} steps took a plan from an improvement pass (fast-check seed 2311)`);
+  // A step whose deadline has passed drops its plan (everyone waits) and starts no extra pass.
+  const late = cli(['--random', '--seed', '5', '--bots', '30', '--steps', '40', '--improve-passes', '6', '--step-limit-ms', '0']).out;
+  t.equal(late.validator.violations, 0);
+  t.equal(late.counters.incompleteSteps, 40, 'every step was late');
+  t.equal(late.counters.improvePasses, 0, 'no improvement pass after the deadline');
+});
+
+t.test('2024 scheduler: a nearer robot takes a task not yet started, and the run stays valid', async (t) => {
+  // --steal-margin: the displaced robot gets another task in the same step; a robot must never
+  // be left holding a goal of a task it lost (its GoalReached would be counted for nobody).
+  const args = ['--instance', path.join(FIXTURES, 'small-2024.json'), '--steps', '300', '--steal-margin', '4'];
+  const a = cli(args);
+  t.equal(a.status, 0);
+  t.equal(a.out.validator.violations, 0);
+  t.ok(a.out.steals > 0, `${a.out.steals} tasks went to a nearer robot`);
+  t.ok(a.out.errands >= 2 * a.out.finished, 'a task is two errands');
+  t.ok(a.out.finished > 50, `tasks finished: ${a.out.finished}`);
+  t.equal(cli(args).out.checksum, a.out.checksum, 'deterministic');
+});

@@ -40,6 +40,8 @@ struct Args {
   size_t memoryMb = 1024;
   uint32_t stallSteps = 24;
   uint32_t escapeBots = 16;
+  uint32_t improvePasses = 0;  // extra PIBT passes per step to improve the first answer (0 off)
+  double improveMs = 0;        // their time per step (0: until the deadline's reserve)
   // random mode
   int32_t width = 16, height = 12;
   size_t bots = 20;
@@ -49,6 +51,7 @@ struct Args {
   int guidance = -1;  // corridor guidance: -1 mode default (LoRR on), 0 off, >1 the against-flow cost
   int lanes = -1;  // open-area lanes with guidance: -1 mode default (LoRR 8), 0 off, >1 the against-lane cost
   int64_t queuePenalty = 150;  // 2024 scheduler: cost per robot already heading to the same first errand
+  int64_t stealMargin = 20;    // 2024 scheduler: a robot this much nearer takes a task not yet started (0 off)
   std::string ascii;  // write the final state as a picture (debugging)
 };
 
@@ -74,9 +77,12 @@ const char* kUsage =
     "  --memory-mb N        distance-table cache bound (default 1024)\n"
     "  --stall-steps N      steps without progress before a bot counts as stalled (default 24)\n"
     "  --escape-bots N      most bots in a stall's escape, a joint plan by LaCAM (default 16; 0 off)\n"
+    "  --improve-passes N   up to N more PIBT passes per step, the plan with most progress wins (0 off)\n"
+    "  --improve-ms X       time for those passes per step (default 0: until the deadline's reserve)\n"
     "  --no-validate        skip the validator (timing runs)\n"
     "  --guidance N         one-way corridor preference, N = cost against the flow (0 off; LoRR default 8)\n"
     "  --lanes N            with guidance, lanes in open areas, N = cost against the lane (0 off; LoRR default 8)\n"
+    "  --steal-margin M     2024 scheduler: a free robot M cells nearer takes a task whose robot has not reached its first errand (20; 0 off)\n"
     "  --queue-penalty N    2024 scheduler: extra cost per robot already bound for a task's first errand (150)\n"
     "  --ascii PATH         write the final state as text: # blocked, arrows bots by heading, * goals\n"
     "  random mode: --width W --height H --bots N --obstacles P --barred P --chaos --no-rotations\n";
@@ -107,6 +113,8 @@ bool parse(int argc, char** argv, Args& a) {
     } else if (k == "--memory-mb") a.memoryMb = std::strtoul(val(), nullptr, 10);
     else if (k == "--stall-steps") a.stallSteps = static_cast<uint32_t>(std::strtoul(val(), nullptr, 10));
     else if (k == "--escape-bots") a.escapeBots = static_cast<uint32_t>(std::strtoul(val(), nullptr, 10));
+    else if (k == "--improve-passes") a.improvePasses = static_cast<uint32_t>(std::strtoul(val(), nullptr, 10));
+    else if (k == "--improve-ms") a.improveMs = std::atof(val());
     else if (k == "--no-validate") a.validate = false;
     else if (k == "--width") a.width = std::atoi(val());
     else if (k == "--height") a.height = std::atoi(val());
@@ -118,6 +126,7 @@ bool parse(int argc, char** argv, Args& a) {
     else if (k == "--ascii") a.ascii = val();
     else if (k == "--guidance") a.guidance = std::atoi(val());
     else if (k == "--lanes") a.lanes = std::atoi(val());
+    else if (k == "--steal-margin") a.stealMargin = std::strtoll(val(), nullptr, 10);
     else if (k == "--queue-penalty") a.queuePenalty = std::strtoll(val(), nullptr, 10);
     else if (k == "--help" || k == "-h") {
       std::fputs(kUsage, stdout);
@@ -270,6 +279,7 @@ struct Harness {
            ",\"stallsBroken\":" + std::to_string(c.stallsBroken) + ",\"escapesPlanned\":" + std::to_string(c.escapesPlanned) +
            ",\"escapesDone\":" + std::to_string(c.escapesDone) + ",\"escapesAborted\":" + std::to_string(c.escapesAborted) +
            ",\"escapesUnsolved\":" + std::to_string(c.escapesUnsolved) + ",\"pushes\":" + std::to_string(c.pushes) +
+           ",\"improvePasses\":" + std::to_string(c.improvePasses) + ",\"improveWins\":" + std::to_string(c.improveWins) +
            ",\"heuristicTables\":" + std::to_string(c.heuristicTables) + ",\"heuristicEvictions\":" + std::to_string(c.heuristicEvictions) +
            ",\"heuristicMB\":" + num(static_cast<double>(c.heuristicBytes) / 1048576.0, 1) + "}";
   }
@@ -326,6 +336,8 @@ Options optionsFrom(const Args& a, bool rotations, bool guidanceByDefault) {
   o.heuristicMemoryBytes = a.memoryMb << 20;
   o.stallSteps = a.stallSteps;
   o.escapeBots = a.escapeBots;
+  o.improvePasses = a.improvePasses;
+  o.improveBudget = std::chrono::nanoseconds(static_cast<int64_t>(a.improveMs * 1e6));
   o.seed = a.seed;
   o.corridorGuidance = a.guidance > 1 || (a.guidance < 0 && guidanceByDefault);
   if (a.guidance > 1) o.againstFlowCost = static_cast<uint8_t>(a.guidance);
@@ -469,9 +481,21 @@ int runLorr(const Args& a) {
       setGoal(i, inst.tasks[i % taskCount][0]);
     }
   }
+  std::vector<Cell> robotAt(n, kNoCell);
+  uint64_t stolenTotal = 0;  // tasks given to a nearer robot (--steal-margin)
   auto schedule = [&]() {
-    // robots in id order; each takes the best open task for itself
-    for (size_t r : freeRobots) {
+    // Robots in id order; each takes the best open task for itself. With --steal-margin M, a
+    // task whose robot has not reached its first errand yet is open too, to a robot at least M
+    // cells nearer to that errand (Manhattan): the task goes to the nearer robot and the other
+    // chooses again (a far robot no longer keeps a pick-up a near one could have served). Not
+    // at the start, when every robot is free at once.
+    const bool steal = a.stealMargin > 0 && freeRobots.size() <= 512;
+    if (steal) {
+      for (size_t q = 0; q < n; ++q) robotAt[q] = h.planner.planned(static_cast<BotId>(q))->cell;
+    }
+    size_t steals = 0;
+    for (size_t w = 0; w < freeRobots.size(); ++w) {
+      const size_t r = freeRobots[w];
       const Cell at = h.planner.planned(static_cast<BotId>(r))->cell;
       size_t best = SIZE_MAX;
       int64_t bestCost = INT64_MAX;
@@ -484,7 +508,33 @@ int runLorr(const Args& a) {
           best = k;
         }
       }
-      if (best == SIZE_MAX) break;
+      size_t stolen = SIZE_MAX;  // a task slot taken from another robot
+      if (steal && steals < 256) {
+        for (size_t slot = 0; slot < tasks.size(); ++slot) {
+          const Task& t = tasks[slot];
+          if (t.robot < 0 || t.errand != 0) continue;
+          const Cell first = inst.tasks[t.line][0];
+          const int64_t mine = manhattan(grid, at, first);
+          if (mine + a.stealMargin > manhattan(grid, robotAt[static_cast<size_t>(t.robot)], first)) continue;
+          const int64_t cost = mine + t.length + a.queuePenalty * (bound[static_cast<size_t>(first)] - 1);
+          if (cost < bestCost) {
+            bestCost = cost;
+            stolen = slot;
+          }
+        }
+      }
+      if (stolen != SIZE_MAX) {
+        const size_t q = static_cast<size_t>(tasks[stolen].robot);
+        ++steals;
+        robotTask[q] = -1;
+        h.planner.cancelGoal(static_cast<BotId>(q));
+        freeRobots.push_back(q);  // chooses again below
+        tasks[stolen].robot = static_cast<int32_t>(r);
+        robotTask[r] = static_cast<int64_t>(stolen);
+        setGoal(r, inst.tasks[tasks[stolen].line][0]);
+        continue;
+      }
+      if (best == SIZE_MAX) continue;
       const size_t slot = freeTasks[best];
       freeTasks[best] = freeTasks.back();
       freeTasks.pop_back();
@@ -493,7 +543,13 @@ int runLorr(const Args& a) {
       ++bound[static_cast<size_t>(inst.tasks[tasks[slot].line][0])];
       setGoal(r, inst.tasks[tasks[slot].line][0]);
     }
-    freeRobots.clear();
+    stolenTotal += steals;
+    // robots left without a task (none open) wait for the next step
+    size_t keep = 0;
+    for (size_t r : freeRobots) {
+      if (robotTask[r] < 0) freeRobots[keep++] = r;
+    }
+    freeRobots.resize(keep);
   };
   std::vector<uint64_t> perWindow;  // finished per 500 steps: does throughput hold up?
   const auto wall0 = std::chrono::steady_clock::now();
@@ -556,12 +612,12 @@ int runLorr(const Args& a) {
   std::vector<double> stepMs = h.planMs;
   for (size_t i = 0; i < schedMs.size() && i < stepMs.size(); ++i) stepMs[i] += schedMs[i];
   std::printf("{\"mode\":\"%s\",\"instance\":%s,\"robots\":%zu,\"steps\":%lld,\"stepLimitMs\":%s,\"unit\":\"%s\",\"finished\":%llu,"
-              "\"errands\":%llu,\"errandsPerRobot\":{\"min\":%u,\"max\":%u},\"throughput\":%s,\"per500Steps\":%s,\"schedulerMs\":%s,\"stepMs\":%s,%s,\"published\":%s}\n",
+              "\"errands\":%llu,\"errandsPerRobot\":{\"min\":%u,\"max\":%u},\"throughput\":%s,\"per500Steps\":%s,\"steals\":%llu,\"schedulerMs\":%s,\"stepMs\":%s,%s,\"published\":%s}\n",
               inst.v2024 ? "lorr2024" : "lorr2023", jsonString(inst.name).c_str(), n, static_cast<long long>(ran),
               num(a.stepLimitMs, 0).c_str(), inst.v2024 ? "tasks" : "errands", static_cast<unsigned long long>(finished),
               static_cast<unsigned long long>(errandsDone), n ? *std::min_element(errandsOf.begin(), errandsOf.end()) : 0u,
               n ? *std::max_element(errandsOf.begin(), errandsOf.end()) : 0u, num(ran ? static_cast<double>(finished) / static_cast<double>(ran) : 0, 3).c_str(),
-              windows.c_str(), percentileJson(schedMs).c_str(), percentileJson(stepMs).c_str(), h.common().c_str(), publishedFor(inst.name).c_str());
+              windows.c_str(), static_cast<unsigned long long>(stolenTotal), percentileJson(schedMs).c_str(), percentileJson(stepMs).c_str(), h.common().c_str(), publishedFor(inst.name).c_str());
   return h.validate && h.validator.violationCount() ? 3 : 0;
 }
 

@@ -157,6 +157,20 @@ class PlannerImpl {
   StepResult result_;
   uint64_t lastPibtNanos_ = 0;
 
+  // Improvement passes (Options::improvePasses): the decisions before PIBT (bots under way,
+  // frozen, escaping) to go back to, the best plan so far, and each bot's cost to go now.
+  struct Decision {
+    bool decided;
+    Action next;
+    Cell cell;
+    Heading heading;
+  };
+  std::vector<Decision> before_, best_;
+  std::vector<int32_t> resBefore_;  // resNext_ of touchedNext_[0, resBefore_.size())
+  std::vector<uint32_t> costNow_;
+  std::vector<int32_t> passOrder_;
+  std::vector<uint8_t> promoted_;
+
   // The escape under way (escape.h): its bots follow `configs` in lockstep, ahead of PIBT.
   struct EscapeRun {
     bool active = false;
@@ -201,6 +215,7 @@ class PlannerImpl {
     result_.bots.reserve(cap);
     result_.events.reserve(cap * 3);
     order_.reserve(cap);
+    passOrder_.reserve(cap);
     stack_.reserve(cap);
     touchedNow_.reserve(cap * 2);
     touchedNext_.reserve(cap * 2);
@@ -668,6 +683,121 @@ class PlannerImpl {
     }
   }
 
+  // ---- improving the first answer (Options::improvePasses) ----
+
+  /** Cost to go of bot b from (cell, heading), plus one while its goal's lift or lower is due. */
+  uint32_t toGo(const BotData& b, Cell c, Heading h, bool actDue) const {
+    const uint32_t d = costFrom(b, c, h);
+    return d >= kInf ? kInf : d + (actDue ? 1u : 0u);
+  }
+
+  /** How much closer the plan just decided brings bot i (negative: farther; 0 without a goal). */
+  int64_t progressOf(int32_t i) const {
+    const BotData& b = bots_[static_cast<size_t>(i)];
+    const uint32_t now = costNow_[static_cast<size_t>(i)];
+    if (!b.hasGoal || now >= kInf || b.running) return 0;
+    const bool acts = b.next == Action::Lift || b.next == Action::Lower;
+    const uint32_t after = toGo(b, b.nextCell, b.nextHeading, goalActPending(b) && !acts);
+    return after >= kInf ? 0 : static_cast<int64_t>(now) - static_cast<int64_t>(after);
+  }
+
+  int64_t planProgress() const {
+    int64_t sum = 0;
+    for (int32_t i : order_) sum += progressOf(i);
+    return sum;
+  }
+
+  void saveDecisions(std::vector<Decision>& into) const {
+    into.resize(bots_.size());
+    for (size_t i = 0; i < bots_.size(); ++i) {
+      const BotData& b = bots_[i];
+      into[i] = Decision{b.decided, b.next, b.nextCell, b.nextHeading};
+    }
+  }
+
+  void loadDecisions(const std::vector<Decision>& from) {
+    for (size_t i = 0; i < bots_.size(); ++i) {
+      BotData& b = bots_[i];
+      b.decided = from[i].decided;
+      b.next = from[i].next;
+      b.nextCell = from[i].cell;
+      b.nextHeading = from[i].heading;
+    }
+  }
+
+  /** Remembers the state before the PIBT pass: the decided bots and the reservations. */
+  void markBeforePibt() {
+    saveDecisions(before_);
+    resBefore_.resize(touchedNext_.size());
+    for (size_t k = 0; k < touchedNext_.size(); ++k) resBefore_[k] = resNext_[static_cast<size_t>(touchedNext_[k])];
+  }
+
+  /** Back to the state markBeforePibt() saw, for another pass. */
+  void backToBeforePibt() {
+    for (Cell c : touchedNext_) resNext_[static_cast<size_t>(c)] = kNone;
+    touchedNext_.resize(resBefore_.size());
+    for (size_t k = 0; k < resBefore_.size(); ++k) resNext_[static_cast<size_t>(touchedNext_[k])] = resBefore_[k];
+    loadDecisions(before_);
+  }
+
+  /**
+   * Spends up to `improvePasses` more PIBT passes, until `end`, on beating the first answer
+   * (already decided and finalized): each pass moves a random half of the bots that made no
+   * progress in the best plan so far ahead of the others (the rest keep their order), and the
+   * plan with the largest total progress wins. Every pass is a complete PIBT pass, so every
+   * candidate plan keeps the movement rules; only the choice between them is new.
+   */
+  void improve(Clock::time_point end) {
+    costNow_.resize(bots_.size());
+    for (int32_t i : order_) {
+      const BotData& b = bots_[static_cast<size_t>(i)];
+      costNow_[static_cast<size_t>(i)] = b.hasGoal && !b.running ? toGo(b, b.state.cell, b.state.heading, goalActPending(b)) : kInf;
+    }
+    int64_t best = planProgress();
+    saveDecisions(best_);
+    const uint64_t pushes = counters_.pushes;
+    bool won = false;
+    auto passStart = Clock::now();
+    for (uint32_t pass = 0; pass < opt_.improvePasses; ++pass) {
+      // the next pass would take about as long as the last one: stop if it would end after `end`
+      const auto now = Clock::now();
+      if (now + (pass == 0 ? std::chrono::nanoseconds(lastPibtNanos_) : now - passStart) > end) break;
+      passStart = now;
+      // the order: a random half of the bots that did not get closer in the best plan, first
+      passOrder_.clear();
+      promoted_.assign(bots_.size(), 0);
+      for (int32_t i : order_) {
+        const Decision& d = best_[static_cast<size_t>(i)];
+        const BotData& b = bots_[static_cast<size_t>(i)];
+        if (before_[static_cast<size_t>(i)].decided || !b.hasGoal) continue;
+        const bool moved = d.cell != b.state.cell || d.heading != b.state.heading || d.next == Action::Lift || d.next == Action::Lower;
+        if (!moved && (rng_.next() & 1)) {
+          passOrder_.push_back(i);
+          promoted_[static_cast<size_t>(i)] = 1;
+        }
+      }
+      if (passOrder_.empty()) break;  // everyone moves already
+      for (int32_t i : order_) {
+        if (!promoted_[static_cast<size_t>(i)] && !before_[static_cast<size_t>(i)].decided) passOrder_.push_back(i);
+      }
+      backToBeforePibt();
+      for (int32_t i : passOrder_) {
+        if (!bots_[static_cast<size_t>(i)].decided) pibt(i, kNone);
+      }
+      finalize();
+      ++counters_.improvePasses;
+      const int64_t p = planProgress();
+      if (p > best) {
+        best = p;
+        saveDecisions(best_);
+        won = true;
+      }
+    }
+    counters_.pushes = pushes;
+    if (won) ++counters_.improveWins;
+    loadDecisions(best_);
+  }
+
   // ---- the step ----
 
   void emit(EventKind kind, const BotData& b, int64_t at) {
@@ -766,12 +896,25 @@ class PlannerImpl {
     }
     maybeStartEscape(deadline);
     driveEscape();
+    const bool improving = opt_.improvePasses > 0;
+    if (improving) markBeforePibt();
     for (int32_t i : order_) {
       if (!bots_[static_cast<size_t>(i)].decided) pibt(i, kNone);
     }
     finalize();
-    const auto t2 = Clock::now();
+    auto t2 = Clock::now();
     lastPibtNanos_ = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(t2 - t1).count());
+    if (improving && t2 < deadline) {
+      // the first answer stands; improve it until the setting's budget ends or the deadline
+      // nears (the same reserve as the distance tables keep for a pass: a preempted pass on a
+      // shared machine must still end in time)
+      const auto budget = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - t0).count();
+      const auto reserve = std::chrono::nanoseconds(std::max<int64_t>({static_cast<int64_t>(lastPibtNanos_) * 2, budget > 0 ? budget / 10 : 0}));
+      Clock::time_point end = deadline - reserve;
+      if (opt_.improveBudget.count() > 0) end = std::min(end, t2 + opt_.improveBudget);
+      improve(end);
+      t2 = Clock::now();
+    }
     if (t2 > deadline) {
       // too late: nothing new starts, actions under way go on
       result_.complete = false;

@@ -63,6 +63,14 @@ struct Options {
   uint32_t stallSteps = 24;
   // Most bots in one escape (the nearest to the stalled bot; the others are obstacles to it).
   uint32_t escapeBots = 16;
+  // Improvement of the first answer (docs/planner.md, "Using the rest of the step"): after the
+  // PIBT pass, up to `improvePasses` more passes with the bots that made no progress moved
+  // forward in the order; the plan with the most progress towards the goals wins. Bounded by
+  // `improveBudget` after the first pass and by the deadline minus a reserve; 0 passes (the
+  // product's default) leaves the first answer as it is. The first answer is always kept when
+  // no pass beats it, so the improvement never makes a plan worse by its own measure.
+  uint32_t improvePasses = 0;
+  std::chrono::nanoseconds improveBudget{0};
   uint64_t seed = 1;
 };
 
@@ -117,7 +125,9 @@ struct Counters {
   uint64_t escapesDone = 0;      // followed to the end
   uint64_t escapesAborted = 0;   // a member's goal, state or cell changed, or it made no progress
   uint64_t escapesUnsolved = 0;  // the search found no joint plan in its time (tried again later)
-  uint64_t pushes = 0;            // priority inheritance: a bot asked another to move away
+  uint64_t pushes = 0;            // priority inheritance: a bot asked another to move away (first pass)
+  uint64_t improvePasses = 0;     // extra PIBT passes run to improve a step's first answer
+  uint64_t improveWins = 0;       // steps whose plan came from an extra pass (more progress)
   uint64_t heuristicTables = 0;   // distance tables computed
   uint64_t heuristicEvictions = 0;
   uint64_t heuristicBytes = 0;    // now held
