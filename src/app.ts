@@ -24,6 +24,7 @@ import { API_INFO } from './version.js';
 import { loadSite, type Site } from './domain/site/load.js';
 import { Inventory } from './domain/inventory/inventory.js';
 import { InventoryView } from './domain/inventory/view.js';
+import { SkuTable } from './domain/inventory/sku-table.js';
 import { SkuImages } from './domain/inventory/images.js';
 import { inventoryRoutes } from './http/routes/inventory.js';
 import { Events } from './domain/events/events.js';
@@ -145,6 +146,9 @@ async function assemble(config: Config, logger: Logger, options: AppOptions, und
   const building = performance.now();
   view.build();
   logger.info({ rows: view.size, ms: Math.round(performance.now() - building) }, 'inventory view built');
+  // The SKU list's source, in memory: a search reads every SKU.
+  const skuTable = new SkuTable(store);
+  undo.push(() => skuTable.close());
 
   if (await seedBots(store, site, Date.now())) logger.info({ bots: site.levels.reduce((n, l) => n + l.bots.length, 0) }, 'bots registered from the site layout');
   const refresh = (carrierIds: readonly string[], skuIds: readonly string[]) => {
@@ -215,7 +219,7 @@ async function assemble(config: Config, logger: Logger, options: AppOptions, und
       settingsOf: (caller) => ({ ...settings.resolved(caller, 'system', null), ...settings.resolved(caller, 'user', caller.kind === 'user' ? caller.id! : null) }),
       settingsVersion: () => settings.version(),
     }),
-    ...inventoryRoutes({ site, store, inventory, view, images: new SkuImages(config.state_dir), timeZone, maxPageSize }),
+    ...inventoryRoutes({ site, store, inventory, view, skus: skuTable, images: new SkuImages(config.state_dir), timeZone, maxPageSize }),
     ...settingsRoutes(settings, store, timeZone),
     ...eventRoutes(eventSource(store), { timeZone, maxPageSize }),
     eventStreamRoute(events, { timeZone, maxPageSize, auth: { authenticate: (headers) => auth.authenticate(headers.authorization), version: () => auth.authVersion() } }),
