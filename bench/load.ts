@@ -268,7 +268,9 @@ interface Figures {
   max: number;
   bad: number;
   mixCpuMsPerReq: number;
-  byKind: Record<string, { n: number; p50: number; p99: number; max: number; bad: number; cpuMsPerReq: number }>;
+  byKind: Record<string, { n: number; p50: number; p99: number; max: number; bad: number; cpuMsPerReq: number; rpsAlone: number }>;
+  /** Daemon CPU over wall time in the mix, in cores: near 2 means the daemon is CPU-bound. */
+  mixCores: number;
   clientCpuPct: number;
   skus: number;
   jobs: number;
@@ -299,12 +301,12 @@ async function measure(d: Daemon, mixClients: Client[]): Promise<Figures> {
     const kCpu = cpuMs(pid) - k0;
     byKind[kind] = {
       n: mine.length, p50: quantile(mine, 0.5), p99: quantile(mine, 0.99), max: mine.at(-1) ?? NaN,
-      bad: mix.filter((s) => s.kind === kind && !s.ok).length + alone.filter((s) => !s.ok).length, cpuMsPerReq: kCpu / alone.length,
+      bad: mix.filter((s) => s.kind === kind && !s.ok).length + alone.filter((s) => !s.ok).length, cpuMsPerReq: kCpu / alone.length, rpsAlone: alone.length / (KIND_MS / 1000),
     };
   }
   return {
     healthRps, mixRps: mix.length / (DURATION / 1000), p50: quantile(all, 0.5), p99: quantile(all, 0.99), max: all.at(-1) ?? NaN,
-    bad: mix.filter((s) => !s.ok).length, mixCpuMsPerReq: mixCpu / mix.length,
+    bad: mix.filter((s) => !s.ok).length, mixCpuMsPerReq: mixCpu / mix.length, mixCores: mixCpu / DURATION,
     byKind, clientCpuPct: ((own.user + own.system) / 1000 / DURATION) * 100,
     skus: await count(d, 'skus'), jobs: await count(d, 'jobs'), rss: rssMiB(pid),
   };
@@ -319,12 +321,14 @@ function print(columns: { title: string; f: Figures }[]): void {
     ['mix / health', (f) => fmt(f.mixRps / f.healthRps, 3)],
     ['mix p50 / p99 / max ms', (f) => `${fmt(f.p50)} / ${fmt(f.p99)} / ${fmt(f.max, 0)}`],
     ['mix daemon CPU ms/req', (f) => fmt(f.mixCpuMsPerReq, 2)],
+    ['mix daemon CPU, cores', (f) => fmt(f.mixCores, 2)],
     ['unexpected answers', (f) => String(f.bad)],
     ['client CPU % (of one core)', (f) => fmt(f.clientCpuPct, 0)],
     ['daemon RSS MiB', (f) => fmt(f.rss, 0)],
   ];
   for (const kind of KIND_NAMES) {
     rows.push([`${kind}: CPU ms/req alone`, (f) => fmt(f.byKind[kind]!.cpuMsPerReq, 2)]);
+    rows.push([`${kind}: req/s alone (20 conn.)`, (f) => fmt(f.byKind[kind]!.rpsAlone, 0)]);
     rows.push([`${kind}: p50 / p99 / max ms in mix`, (f) => `${fmt(f.byKind[kind]!.p50)} / ${fmt(f.byKind[kind]!.p99)} / ${fmt(f.byKind[kind]!.max, 0)}`]);
   }
   const width = Math.max(...rows.map(([name]) => name.length));
