@@ -6,9 +6,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Store } from '../src/store/store.js';
-import { Collection } from '../src/store/collection.js';
+import { Collection, compareKeys } from '../src/store/collection.js';
 import { skus, type SkuRecord } from '../src/domain/inventory/records.js';
-import { SkuTable, compareKeys } from '../src/domain/inventory/sku-table.js';
+import { SkuTable } from '../src/domain/inventory/sku-table.js';
 import { collectionSource, executeList, parseListQuery } from '../src/domain/list/index.js';
 import { SKU_FIELDS } from '../src/http/routes/inventory.js';
 

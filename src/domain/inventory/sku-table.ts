@@ -11,6 +11,7 @@
  */
 import type { GatheredRows, ListSource } from '../list/index.js';
 import type { CommitNotice, Store } from '../../store/store.js';
+import { compareKeys } from '../../store/collection.js';
 import { skus, type SkuRecord } from './records.js';
 
 export class SkuTable implements ListSource<SkuRecord> {
@@ -125,24 +126,6 @@ export class SkuTable implements ListSource<SkuRecord> {
     const entry = unit === undefined ? undefined : this.byUnit.get(unit);
     if (entry) entry.sorted = undefined;
   }
-}
-
-/**
- * Orders string keys as LMDB does (their UTF-8 bytes). JavaScript compares UTF-16 code units,
- * which differs only where a character beyond U+FFFF (a surrogate pair, 0xD800-0xDFFF) meets
- * one of U+E000-U+FFFF: UTF-8 puts the former after.
- */
-export function compareKeys(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    let x = a.charCodeAt(i);
-    let y = b.charCodeAt(i);
-    if (x === y) continue;
-    if (x >= 0xd800) x = x <= 0xdfff ? x + 0x2000 : x - 0x800;
-    if (y >= 0xd800) y = y <= 0xdfff ? y + 0x2000 : y - 0x800;
-    return x - y;
-  }
-  return a.length - b.length;
 }
 
 /** First position in the key-ordered `ids` not before `id`. */
