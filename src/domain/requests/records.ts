@@ -248,7 +248,8 @@ export function jobDetails(job: JobRecord): Record<string, unknown> {
  * without the store showing it there (lanes.ts).
  */
 export function comingTo(j: JobRecord): boolean {
-  return j.carrier_id !== null && j.target !== null && j.level_id !== null && (j.status === 'EXECUTING' || j.status === 'CANCELLING');
+  // Loose checks: migrations index records of older layouts, which may lack these fields.
+  return j.carrier_id != null && j.target != null && j.level_id != null && (j.status === 'EXECUTING' || j.status === 'CANCELLING');
 }
 
 /** Whether a job status is final (spec 3.1). */
