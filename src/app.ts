@@ -25,6 +25,7 @@ import { loadSite, type Site } from './domain/site/load.js';
 import { Inventory } from './domain/inventory/inventory.js';
 import { InventoryView } from './domain/inventory/view.js';
 import { SkuTable } from './domain/inventory/sku-table.js';
+import { OpenWork } from './domain/requests/open-work.js';
 import { SkuImages } from './domain/inventory/images.js';
 import { inventoryRoutes } from './http/routes/inventory.js';
 import { Events } from './domain/events/events.js';
@@ -160,6 +161,9 @@ async function assemble(config: Config, logger: Logger, options: AppOptions, und
     externalPicking: () => settings.value<boolean>('picking.external.enabled'),
     botLevel: (id) => store.collection(botRecords).get(id)?.level_id,
   });
+  // The open jobs in memory, for lists of open statuses (the brain's thread keeps its own).
+  const openWork = new OpenWork(store, site.levels.map((l) => l.id));
+  undo.push(() => openWork.close());
 
   const supportOutbox = await SupportOutbox.open(config.state_dir, { limits: { maxTotalBytes: config.upload_limit_bytes } });
   supportOutbox.onCreated((key) => {
@@ -225,7 +229,7 @@ async function assemble(config: Config, logger: Logger, options: AppOptions, und
     eventStreamRoute(events, { timeZone, maxPageSize, auth: { authenticate: (headers) => auth.authenticate(headers.authorization), version: () => auth.authVersion() } }),
     ...supportRoutes({ outbox: supportOutbox, timeZone }),
     ...workflowRoutes({ store }),
-    ...requestRoutes({ store, requests, timeZone, maxPageSize, showCreated: () => settings.value<boolean>('api.jobs.showCreated') }),
+    ...requestRoutes({ store, requests, timeZone, maxPageSize, showCreated: () => settings.value<boolean>('api.jobs.showCreated'), openWork }),
     ...systemRoutes(system),
     ...botRoutes(site, system, lines),
     ...reportRoutes(new Diagnostics({
