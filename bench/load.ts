@@ -218,18 +218,27 @@ class Client {
     return new Promise((resolve) => {
       const body = call.body === undefined ? undefined : JSON.stringify(call.body);
       const t0 = performance.now();
+      let done = false;
+      const finish = (status: number, ok: boolean) => {
+        if (done) return;
+        done = true;
+        const t1 = performance.now();
+        if (ok) this.firstWait ??= t1 - this.opened;
+        resolve({ kind, ms: t1 - t0, status, ok, fresh: !req.reusedSocket });
+      };
       const req = https.request({
         host: '127.0.0.1', port: this.d.port, method: call.method, path: call.path, agent: this.agent,
         headers: { authorization: `Bearer ${this.d.key}`, ...(body ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } : {}), ...call.headers },
       }, (res) => {
         res.on('data', () => undefined);
-        res.on('end', () => {
-          const t1 = performance.now();
-          this.firstWait ??= t1 - this.opened;
-          resolve({ kind, ms: t1 - t0, status: res.statusCode ?? 0, ok: call.ok.includes(res.statusCode ?? 0), fresh: !req.reusedSocket });
-        });
+        res.on('end', () => finish(res.statusCode ?? 0, call.ok.includes(res.statusCode ?? 0)));
+        res.on('aborted', () => finish(0, false));
+        res.on('error', () => finish(0, false));
       });
-      req.on('error', () => resolve({ kind, ms: performance.now() - t0, status: 0, ok: false, fresh: !req.reusedSocket }));
+      // A request never answered must not hold its phase for ever: counted as failed after 60 s.
+      req.setTimeout(60_000, () => req.destroy(new Error('no answer in 60 s')));
+      req.on('error', () => finish(0, false));
+      req.on('close', () => finish(0, false));
       req.end(body);
     });
   }
