@@ -50,7 +50,7 @@ t.test('the table answers every list query as the store does, after commits of e
   const queries = [
     {}, { search: 'name:bolt' }, { search: 'o' }, { search: 'name:gloves OR name:wire', sort_by: '-total_quantity' }, { measurement_unit__in: 'PIECE,PACK' },
     { measurement_unit__in: 'METER', sort_by: 'name', size: '3', page: '2' }, { id__eq: 'S-7' }, { id__ilike: 's-1' }, { sort_by: '-total_quantity,id', size: '7' },
-    { search: '\u{1F600}' }, { total_quantity__gte: '5', sort_by: 'updated_at' },
+    { search: '\u{1F600}' }, { total_quantity__gte: '5', sort_by: 'updated_at' }, { search: 'stock_fill_ratio:0.1 OR carrier_utilization:0' },
   ];
   const options = { maxPageSize: 1000, timeZone: 'UTC' };
   let n = 50;

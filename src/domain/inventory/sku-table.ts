@@ -24,6 +24,8 @@ export class SkuTable implements ListSource<SkuRecord> {
   /** Ids per measurement unit, in key order once asked for. */
   private readonly byUnit = new Map<string, { ids: Set<string>; sorted: string[] | undefined }>();
   private readonly searchTexts = new WeakMap<SkuRecord, string>();
+  /** Lower-cased text of single fields by row (`search=name:bolt`), kept as long as the row. */
+  private readonly fieldTexts = new WeakMap<SkuRecord, Map<string, string>>();
   private readonly stop: () => void;
 
   /** Reads every SKU of the store and follows its commits from then on. */
@@ -89,6 +91,14 @@ export class SkuTable implements ListSource<SkuRecord> {
   searchText(row: SkuRecord, compute: (row: SkuRecord) => string): string {
     let text = this.searchTexts.get(row);
     if (text === undefined) this.searchTexts.set(row, (text = compute(row)));
+    return text;
+  }
+
+  fieldText(row: SkuRecord, field: string, compute: (row: SkuRecord) => string): string {
+    let texts = this.fieldTexts.get(row);
+    if (texts === undefined) this.fieldTexts.set(row, (texts = new Map()));
+    let text = texts.get(field);
+    if (text === undefined) texts.set(field, (text = compute(row)));
     return text;
   }
 
