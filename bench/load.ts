@@ -168,9 +168,12 @@ async function seedSkus(total: number): Promise<void> {
   await store.close();
 }
 
-/** CPU milliseconds every thread of a process has used (utime + stime). */
-function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+/**
+ * CPU milliseconds every thread of a process has used (utime + stime), or with `main` its main
+ * thread alone (the JS event loop that serves the API; its task id is the pid).
+ */
+function cpuMs(pid: number, main = false): number {
+  const stat = readFileSync(main ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
 }
@@ -282,7 +285,7 @@ interface Figures {
   freshMax: number;
   bad: number;
   mixCpuMsPerReq: number;
-  byKind: Record<string, { n: number; p50: number; p99: number; max: number; bad: number; cpuMsPerReq: number; rpsAlone: number }>;
+  byKind: Record<string, { n: number; p50: number; p99: number; max: number; bad: number; cpuMsPerReq: number; mainMsPerReq: number; rpsAlone: number }>;
   /** Daemon CPU over wall time in the mix, in cores: near 2 means the daemon is CPU-bound. */
   mixCores: number;
   clientCpuPct: number;
@@ -314,11 +317,13 @@ async function measure(d: Daemon, mixClients: Client[]): Promise<Figures> {
   for (const kind of KIND_NAMES) {
     const mine = mix.filter((s) => s.kind === kind && !s.fresh).map((s) => s.ms).sort((a, b) => a - b);
     const k0 = cpuMs(pid);
+    const m0 = cpuMs(pid, true);
     const alone = await drive(few, KIND_MS, () => ({ kind, call: KINDS[kind]!() }));
     const kCpu = cpuMs(pid) - k0;
+    const kMain = cpuMs(pid, true) - m0;
     byKind[kind] = {
       n: mine.length, p50: quantile(mine, 0.5), p99: quantile(mine, 0.99), max: mine.at(-1) ?? NaN,
-      bad: mix.filter((s) => s.kind === kind && !s.ok).length + alone.filter((s) => !s.ok).length, cpuMsPerReq: kCpu / alone.length, rpsAlone: alone.length / (KIND_MS / 1000),
+      bad: mix.filter((s) => s.kind === kind && !s.ok).length + alone.filter((s) => !s.ok).length, cpuMsPerReq: kCpu / alone.length, mainMsPerReq: kMain / alone.length, rpsAlone: alone.length / (KIND_MS / 1000),
     };
   }
   return {
@@ -347,6 +352,7 @@ function print(columns: { title: string; f: Figures }[]): void {
   ];
   for (const kind of KIND_NAMES) {
     rows.push([`${kind}: CPU ms/req alone`, (f) => fmt(f.byKind[kind]!.cpuMsPerReq, 2)]);
+    rows.push([`${kind}: main thread ms/req alone`, (f) => fmt(f.byKind[kind]!.mainMsPerReq, 2)]);
     rows.push([`${kind}: req/s alone (20 conn.)`, (f) => fmt(f.byKind[kind]!.rpsAlone, 0)]);
     rows.push([`${kind}: p50/p99/max ms, mix, warm`, (f) => `${fmt(f.byKind[kind]!.p50)} / ${fmt(f.byKind[kind]!.p99)} / ${fmt(f.byKind[kind]!.max, 0)}`]);
   }
