@@ -24,6 +24,8 @@ import { API_INFO } from './version.js';
 import { loadSite, type Site } from './domain/site/load.js';
 import { Inventory } from './domain/inventory/inventory.js';
 import { InventoryView } from './domain/inventory/view.js';
+import { SkuTable } from './domain/inventory/sku-table.js';
+import { OpenWork } from './domain/requests/open-work.js';
 import { SkuImages } from './domain/inventory/images.js';
 import { inventoryRoutes } from './http/routes/inventory.js';
 import { Events } from './domain/events/events.js';
@@ -145,6 +147,9 @@ async function assemble(config: Config, logger: Logger, options: AppOptions, und
   const building = performance.now();
   view.build();
   logger.info({ rows: view.size, ms: Math.round(performance.now() - building) }, 'inventory view built');
+  // The SKU list's source, in memory: a search reads every SKU.
+  const skuTable = new SkuTable(store);
+  undo.push(() => skuTable.close());
 
   if (await seedBots(store, site, Date.now())) logger.info({ bots: site.levels.reduce((n, l) => n + l.bots.length, 0) }, 'bots registered from the site layout');
   const refresh = (carrierIds: readonly string[], skuIds: readonly string[]) => {
@@ -156,6 +161,9 @@ async function assemble(config: Config, logger: Logger, options: AppOptions, und
     externalPicking: () => settings.value<boolean>('picking.external.enabled'),
     botLevel: (id) => store.collection(botRecords).get(id)?.level_id,
   });
+  // The open jobs in memory, for lists of open statuses (the brain's thread keeps its own).
+  const openWork = new OpenWork(store, site.levels.map((l) => l.id));
+  undo.push(() => openWork.close());
 
   const supportOutbox = await SupportOutbox.open(config.state_dir, { limits: { maxTotalBytes: config.upload_limit_bytes } });
   supportOutbox.onCreated((key) => {
@@ -215,13 +223,13 @@ async function assemble(config: Config, logger: Logger, options: AppOptions, und
       settingsOf: (caller) => ({ ...settings.resolved(caller, 'system', null), ...settings.resolved(caller, 'user', caller.kind === 'user' ? caller.id! : null) }),
       settingsVersion: () => settings.version(),
     }),
-    ...inventoryRoutes({ site, store, inventory, view, images: new SkuImages(config.state_dir), timeZone, maxPageSize }),
+    ...inventoryRoutes({ site, store, inventory, view, skus: skuTable, images: new SkuImages(config.state_dir), timeZone, maxPageSize }),
     ...settingsRoutes(settings, store, timeZone),
     ...eventRoutes(eventSource(store), { timeZone, maxPageSize }),
     eventStreamRoute(events, { timeZone, maxPageSize, auth: { authenticate: (headers) => auth.authenticate(headers.authorization), version: () => auth.authVersion() } }),
     ...supportRoutes({ outbox: supportOutbox, timeZone }),
     ...workflowRoutes({ store }),
-    ...requestRoutes({ store, requests, timeZone, maxPageSize, showCreated: () => settings.value<boolean>('api.jobs.showCreated') }),
+    ...requestRoutes({ store, requests, timeZone, maxPageSize, showCreated: () => settings.value<boolean>('api.jobs.showCreated'), openWork }),
     ...systemRoutes(system),
     ...botRoutes(site, system, lines),
     ...reportRoutes(new Diagnostics({

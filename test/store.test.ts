@@ -162,7 +162,7 @@ t.test('migration 4 gives the jobs of a version 3 store typed progress, and the 
   await v3.close();
   const store = await Store.open({ dir }, [jobs], MIGRATIONS);
   t.teardown(() => store.close());
-  t.equal(store.schemaVersion(), 4);
+  t.equal(store.schemaVersion(), MIGRATIONS.at(-1)!.version, 'at the latest version');
   const get = (id: string) => store.collection(jobs).get(id)!;
   t.match(get('a'), { wait: { waiting_for: 'balcony', reason: 'holds it' }, progress: { kind: 'carrier', phase: 'carrying', staged_at: { x: 4, y: 0 } }, attempt: 1 });
   t.match(get('b'), { wait: null, progress: { kind: 'person', trigger_status: 'SHORT_PICK_TRIGGER', booked_quantity: 2 } });
@@ -175,6 +175,24 @@ t.test('migration 4 gives the jobs of a version 3 store typed progress, and the 
     const kept = (j as unknown as { details: Record<string, unknown> }).details;
     t.same(jobDetails(get(j.id)), { ...kept, ...(j.id === 'd' ? { attempt: 2 } : {}) }, `${j.id}: the API's details are what they were`);
   }
+});
+
+t.test('migration 5 indexes the open jobs of a version 4 store by carrier and by the cell they set their carrier down on', async (t) => {
+  const dir = tempDir(t);
+  const v4 = await Store.open({ dir }, [jobs], MIGRATIONS.slice(0, 4));
+  const job = (id: string, status: string, carrier: string, target: { x: number; y: number } | null) =>
+    ({ id, type: 'STORING', status, request_id: 'r1', carrier_id: carrier, level_id: 1, target }) as unknown as JobRecord;
+  await v4.write(() => {
+    v4.collection(jobs).put(job('a', 'EXECUTING', 'C1', { x: 4, y: 3 }));
+    v4.collection(jobs).put(job('b', 'ACCEPTED', 'C2', { x: 4, y: 3 }));
+    v4.collection(jobs).put(job('c', 'SUCCEEDED', 'C3', null));
+  });
+  await v4.close();
+  const store = await Store.open({ dir }, [jobs], MIGRATIONS);
+  t.teardown(() => store.close());
+  const c = store.collection(jobs);
+  t.same(['C1', 'C2', 'C3'].map((id) => c.keysBy('open_carrier', id)), [['a'], ['b'], []], 'open work by carrier, ended jobs left out');
+  t.same(c.keysBy('coming_to', '1:4:3'), ['a'], 'only the running job sets its carrier down on (4, 3)');
 });
 
 t.test('index values of every kind keep their own entries apart', async (t) => {

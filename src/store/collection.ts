@@ -177,6 +177,24 @@ export class Collection<T> {
   }
 }
 
+/**
+ * Orders string keys as LMDB does (their UTF-8 bytes). JavaScript compares UTF-16 code units,
+ * which differs only where a character beyond U+FFFF (a surrogate pair, 0xD800-0xDFFF) meets
+ * one of U+E000-U+FFFF: UTF-8 puts the former after.
+ */
+export function compareKeys(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    let x = a.charCodeAt(i);
+    let y = b.charCodeAt(i);
+    if (x === y) continue;
+    if (x >= 0xd800) x = x <= 0xdfff ? x + 0x2000 : x - 0x800;
+    if (y >= 0xd800) y = y <= 0xdfff ? y + 0x2000 : y - 0x800;
+    return x - y;
+  }
+  return a.length - b.length;
+}
+
 /** The key range of every entry under one index value. */
 function rangeOf(value: IndexValue): { start: [IndexValue]; end: [IndexValue, string] } {
   return { start: [value], end: [value, LAST_KEY] };

@@ -67,4 +67,11 @@ export const MIGRATIONS: readonly Migration[] = [
       for (const job of [...jobs.scan()]) if ('details' in job) jobs.put(typedJob(job));
     },
   },
+  {
+    version: 5,
+    description: 'jobs indexed by the carrier open work holds and by the cell a running job sets its carrier down on (POST /requests decoded every open job)',
+    up: (store) => {
+      for (const c of store.registered()) if (c.def.name === 'jobs') c.rebuildIndexes();
+    },
+  },
 ];

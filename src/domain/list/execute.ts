@@ -224,6 +224,18 @@ function searchPredicate<T>(table: FieldTable<T>, node: SearchNode, source: List
       }).join(FIELD_BREAK);
       return (row) => source.searchText!(row, compute).includes(needle);
     }
+    if (node.fields.length === 1 && source.fieldText) {
+      // One field, from a source that keeps each row's lower-cased text of it: no lower-casing
+      // per row and query (10,000 SKU names took 20 ms a search).
+      const [field] = node.fields as [string];
+      const [get] = getters as [(row: T) => unknown];
+      const compute = (row: T): string => {
+        const v = get(row);
+        // '' holds no needle (never empty): a row without a value does not match, as below.
+        return v == null ? '' : lower(v);
+      };
+      return (row) => source.fieldText!(row, field, compute).includes(needle);
+    }
     return (row) => {
       for (const get of getters) {
         const v = get(row);

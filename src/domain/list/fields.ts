@@ -53,6 +53,8 @@ export interface ListSource<T> {
    * one `includes` per row instead of one per field.
    */
   searchText?(row: T, compute: (row: T) => string): string;
+  /** As searchText, for a `field:value` term: the row's lower-cased text of one field. */
+  fieldText?(row: T, field: string, compute: (row: T) => string): string;
   /** Number of rows `scan` gives (lets the engine judge whether reading rows in order pays). */
   readonly size?: number;
   /**

@@ -5,7 +5,8 @@
  * A final record leaves the index; an open one replaces its older copy.
  */
 import type { CommitNotice, Store } from '../../store/store.js';
-import { isFinalJob, isFinalRequest, jobs, requests, type JobRecord, type RequestRecord } from './records.js';
+import { compareKeys } from '../../store/collection.js';
+import { isFinalJob, isFinalRequest, jobs, requests, type JobRecord, type JobStatus, type RequestRecord } from './records.js';
 
 /** What one commit changed in the open work: the levels whose open jobs changed (0: jobs of no level), and the requests touched. */
 export interface OpenWorkChange {
@@ -18,6 +19,8 @@ export class OpenWork {
   private readonly requestsById = new Map<string, RequestRecord>();
   /** Open jobs of a level by seq, rebuilt on the first read after a change. */
   private readonly byLevel = new Map<number, readonly JobRecord[]>();
+  /** Open jobs of a status in id order, rebuilt on the first read after a change of that status. */
+  private readonly byStatus = new Map<JobStatus, readonly JobRecord[]>();
   private readonly listeners = new Set<(change: OpenWorkChange) => void>();
   private readonly stop: () => void;
 
@@ -49,6 +52,20 @@ export class OpenWork {
     return list;
   }
 
+  /**
+   * Open jobs with this status in id order: the order of the store's `status` index, so a list
+   * reads them here instead of decoding them (GET /jobs?status__eq=EXECUTING, issue 22).
+   * Empty for a final status: those are not held.
+   */
+  jobsWithStatus(status: JobStatus): readonly JobRecord[] {
+    let list = this.byStatus.get(status);
+    if (!list) {
+      list = [...this.jobsById.values()].filter((j) => j.status === status).sort((a, b) => compareKeys(a.id, b.id));
+      this.byStatus.set(status, list);
+    }
+    return list;
+  }
+
   /** Every open job. */
   allJobs(): Iterable<JobRecord> {
     return this.jobsById.values();
@@ -72,12 +89,16 @@ export class OpenWork {
     const touched = new Set<string>();
     for (const key of notice['jobs'] ?? []) {
       const before = this.jobsById.get(String(key));
-      if (before) levels.add(before.level_id ?? 0);
+      if (before) {
+        levels.add(before.level_id ?? 0);
+        this.byStatus.delete(before.status);
+      }
       const now = this.store.collection(jobs).get(key);
       this.jobsById.delete(String(key));
       if (now) {
         touched.add(now.request_id);
         levels.add(now.level_id ?? 0);
+        this.byStatus.delete(now.status);
         this.putJob(now);
       }
     }

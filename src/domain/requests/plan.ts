@@ -364,7 +364,7 @@ class PlanBuilder {
     const level = this.ctx.site.level(carrier.level_id);
     if (!level) return [];
     const stored = carriersInFront(this.ctx.store, level, carrier);
-    const coming = carriersComingInFront(this.ctx.store, level, carrier, this.openJobs([level.id])).filter((c) => !stored.some((s) => s.id === c.id));
+    const coming = carriersComingInFront(this.ctx.store, level, carrier).filter((c) => !stored.some((s) => s.id === c.id));
     return [...stored, ...coming];
   }
 
@@ -423,10 +423,12 @@ class PlanBuilder {
     return this.ctx.store.collection(carriers).get(id);
   }
 
-  /** Open work of another request holds the carrier. */
+  /**
+   * Open work of another request holds the carrier: this plan's own jobs are not stored yet, so
+   * any open job of the carrier is another's. The index's keys say it without decoding a job.
+   */
   private carrierBusy(id: string): boolean {
-    for (const j of this.ctx.store.collection(jobs).findBy('carrier_id', id)) if (!isFinalJob(j.status) && j.request_id !== this.requestId) return true;
-    return false;
+    return this.ctx.store.collection(jobs).keysBy('open_carrier', id).length > 0;
   }
 
   private botBusy(botId: number): boolean {

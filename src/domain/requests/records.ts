@@ -7,6 +7,7 @@
 import type { CollectionDef } from '../../store/collection.js';
 import type { MeasurementUnit, OnEmptySkuAction } from '../site/layout.js';
 import type { Cell } from '../site/load.js';
+import { positionKey } from '../inventory/records.js';
 
 export const REQUEST_TYPES = [
   'FULFILLMENT', 'REPLENISHMENT', 'FETCH', 'RFID_MAINTENANCE', 'ONBOARD', 'OFFBOARD', 'PAUSE', 'RESUME', 'UNCHARGING', 'RECHARGE',
@@ -211,6 +212,12 @@ export const jobs: CollectionDef<JobRecord> = {
     { name: 'sku_id', of: (j) => (isFinalJob(j.status) ? undefined : j.sku_id ?? undefined) },
     // GET /jobs?status__eq=EXECUTING, an integration's poll: without it, every job ever read each time.
     { name: 'status', of: (j) => j.status },
+    // POST /requests asks, for each candidate carrier inside its write transaction, whether open
+    // work holds it: by `carrier_id` that decoded every job the carrier ever had (issue 22).
+    { name: 'open_carrier', of: (j) => (isFinalJob(j.status) ? undefined : j.carrier_id ?? undefined) },
+    // ... and which carriers are being set down in front of it in its lane: the running jobs by
+    // the cell they take their carrier to, where that read every open job of the level.
+    { name: 'coming_to', of: (j) => (comingTo(j) ? positionKey(j.level_id!, j.target!.x, j.target!.y) : undefined) },
   ],
 };
 
@@ -233,6 +240,16 @@ export function jobDetails(job: JobRecord): Record<string, unknown> {
   if (job.replaced_by) out['replaced_by'] = job.replaced_by;
   if (job.retry_at !== null) out['retry_at'] = new Date(job.retry_at).toISOString();
   return out;
+}
+
+/**
+ * Whether a job is setting its carrier down on its target cell now: a carrier is booked to its
+ * storage space only as it is lifted, so until then it stands in front of deeper carriers
+ * without the store showing it there (lanes.ts).
+ */
+export function comingTo(j: JobRecord): boolean {
+  // Loose checks: migrations index records of older layouts, which may lack these fields.
+  return j.carrier_id != null && j.target != null && j.level_id != null && (j.status === 'EXECUTING' || j.status === 'CANCELLING');
 }
 
 /** Whether a job status is final (spec 3.1). */

@@ -7,10 +7,10 @@ import type { SkuImages } from '../../domain/inventory/images.js';
 import { skus, type BoxRecord, type LoadRecord, type SkuRecord } from '../../domain/inventory/records.js';
 import { boxSize, codeDigits, legacyCode, SECTIONS } from '../../domain/inventory/section-code.js';
 import type { InventoryRow, InventoryView } from '../../domain/inventory/view.js';
-import { collectionSource, type FieldTable, type ListSource } from '../../domain/list/index.js';
+import type { FieldTable } from '../../domain/list/index.js';
+import type { SkuTable } from '../../domain/inventory/sku-table.js';
 import type { Site } from '../../domain/site/load.js';
 import type { Store } from '../../store/store.js';
-import type { Collection } from '../../store/collection.js';
 import { legacyStamp, stampPair, utcStamp } from '../../domain/time.js';
 import { listRoute } from '../list-route.js';
 import { Binary } from '../multipart.js';
@@ -25,6 +25,8 @@ export interface InventoryRouteDeps {
   store: Store;
   inventory: Inventory;
   view: InventoryView;
+  /** Every SKU in memory: the SKU list's source (a search reads them all). */
+  skus: SkuTable;
   images: SkuImages;
   timeZone: string;
   maxPageSize: number;
@@ -93,36 +95,6 @@ export function inventoryFields(): FieldTable<InventoryRow> {
   };
 }
 
-/**
- * The SKU list's source: the store by id, and `measurement_unit__in` through the view's ids
- * per unit, so a page reads its own records only (the store's index range is read whole,
- * 2,500 keys for a common unit, to find or to count them).
- */
-export function skuSource(records: Collection<SkuRecord>, view: Pick<InventoryView, 'skuIdsWithUnit'>): ListSource<SkuRecord> {
-  const source = collectionSource(records, { id: null });
-  const units = (values: readonly unknown[]) => [...new Set(values as string[])];
-  return {
-    ...source,
-    lookup: (field, values) => {
-      if (field !== 'measurement_unit') return source.lookup(field, values);
-      return (function* () {
-        for (const unit of units(values)) {
-          for (const id of view.skuIdsWithUnit(unit)) {
-            const sku = records.get(id);
-            if (sku) yield sku;
-          }
-        }
-      })();
-    },
-    countLookup: (field, values) => {
-      if (field !== 'measurement_unit') return source.countLookup?.(field, values);
-      let n = 0;
-      for (const unit of units(values)) n += view.skuIdsWithUnit(unit).length;
-      return n;
-    },
-  };
-}
-
 /** The routes of spec 4.2 (levels, balconies), 4.4, 4.5, 4.6 and 4.12. */
 export function inventoryRoutes(deps: InventoryRouteDeps): AnyRoute[] {
   const { inventory, view, images, site, timeZone: zone } = deps;
@@ -178,7 +150,7 @@ export function inventoryRoutes(deps: InventoryRouteDeps): AnyRoute[] {
     // ---------------------------------------------------------------- SKUs
     listRoute({
       path: '/api/v2/skus', tag: 'SKUs', permission: 'skus:view', summary: 'List SKUs, deleted ones included (deleted_at set)',
-      fields: SKU_FIELDS, source: skuSource(skuRecords, view),
+      fields: SKU_FIELDS, source: deps.skus,
       item: SkuResponse, view: skuView, options: listOptions,
     }),
     route({

@@ -1,0 +1,395 @@
+// npm run bench:load [-- --skus 10000 --clients 200 --duration 30 --kind-seconds 3 --long 0
+//                        --links on --seed 1 --no-build]
+//
+// The API under the load of issue 22: many keep-alive HTTPS clients mixing the everyday calls
+// against the demo daemon (dist/main.js, a child process on a fresh state directory), with the
+// bare `GET /api/v2/health` of the same daemon in the same run as the baseline.
+//
+// Phases, in order:
+//   seed     the daemon starts once (seeding the demo site), stops; SKUs are added straight into
+//            its LMDB store up to --skus (one transaction); it starts again.
+//   cold     --clients new connections open at once and each starts the mix: the worst wait
+//            from opening a connection to its first answer (TLS handshake included).
+//   health   --clients connections on GET /api/v2/health for --duration seconds: the baseline.
+//   mix      the cold connections, warm now, run the mix for --duration seconds: req/s, latency
+//            by kind and overall, daemon CPU per request.
+//   kinds    each kind alone on 20 connections for --kind-seconds: daemon CPU ms per request of
+//            that kind (CPU of every daemon thread, from /proc/<pid>/stat).
+//   long     with --long N: N seconds more of the mix, then health, mix and kinds again, printed
+//            beside the first figures (how they change as SKUs and jobs grow).
+//
+// The load generator is this process (node:https, one Agent of one socket per client); its own
+// CPU share is printed, so a run limited by the client shows as such. Randomness (which kind,
+// which SKU) comes from --seed.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import https from 'node:https';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const { values: args } = parseArgs({
+  options: {
+    skus: { type: 'string', default: '10000' },
+    clients: { type: 'string', default: '200' },
+    duration: { type: 'string', default: '30' },
+    'kind-seconds': { type: 'string', default: '3' },
+    long: { type: 'string', default: '0' },
+    links: { type: 'string', default: 'on' },
+    seed: { type: 'string', default: String(Date.now() % 100000) },
+    'no-build': { type: 'boolean', default: false },
+  },
+});
+const SKUS = Number(args.skus);
+const CLIENTS = Number(args.clients);
+const DURATION = Number(args.duration) * 1000;
+const KIND_MS = Number(args['kind-seconds']) * 1000;
+const LONG_MS = Number(args.long) * 1000;
+const SEED = Number(args.seed);
+const TICK_MS = 1000 / Number(spawnSync('getconf', ['CLK_TCK']).stdout.toString().trim() || 100);
+console.log(`bench:load seed ${SEED}, ${SKUS} SKUs, ${CLIENTS} clients, ${DURATION / 1000} s per phase, links ${args.links}, ${os.cpus().length} cores, load average ${os.loadavg().map((n) => n.toFixed(2)).join(' ')}`);
+
+// ------------------------------------------------------------------ the mix
+
+/** A deterministic generator (mulberry32), so a seed replays the same choices. */
+let rngState = SEED >>> 0;
+function random(): number {
+  rngState = (rngState + 0x6d2b79f5) >>> 0;
+  let t = rngState;
+  t = Math.imul(t ^ (t >>> 15), t | 1);
+  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+}
+const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
+
+interface Call {
+  method: string;
+  path: string;
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** Statuses the kind may answer in normal operation (a 409 for a request the stock cannot serve). */
+  ok: readonly number[];
+}
+
+const DEMO_SKUS = 400;
+const demoSku = () => `SKU-${String(1 + Math.floor(random() * DEMO_SKUS)).padStart(5, '0')}`;
+const WORDS = ['bolt', 'nut', 'gloves', 'wire', 'tape', 'drill', 'cable', 'washer', 'screw', 'glasses'];
+const keysUsed: string[] = [];
+let created = 0;
+const RUN = randomUUID().slice(0, 8);
+
+/** The kinds of issue 22, each as often as the others. */
+const KINDS: Record<string, () => Call> = {
+  view_by_sku: () => ({ method: 'GET', path: `/api/v2/inventory_view?sku_id__eq=${demoSku()}&sort_by=eta`, ok: [200] }),
+  view_page: () => ({ method: 'GET', path: `/api/v2/inventory_view?page=${1 + Math.floor(random() * 20)}&size=100`, ok: [200] }),
+  sku_search: () => ({ method: 'GET', path: `/api/v2/skus?search=name:${pick(WORDS)}&sort_by=-total_quantity&size=20`, ok: [200] }),
+  jobs_by_status: () => ({ method: 'GET', path: `/api/v2/jobs?status__eq=${pick(['EXECUTING', 'ACCEPTED'])}`, ok: [200] }),
+  post_sku: () => ({ method: 'POST', path: '/api/v2/sku', body: { id: `LOAD-${RUN}-${++created}`, name: `Load ${pick(WORDS)} ${created}` }, ok: [201] }),
+  patch_sku: () => ({ method: 'PATCH', path: `/api/v2/sku/${demoSku()}`, body: { name: `Renamed ${pick(WORDS)} ${Math.floor(random() * 1000)}` }, ok: [200] }),
+  post_request: () => {
+    // One post in ten replays an earlier key: the idempotent path.
+    const replay = keysUsed.length > 0 && random() < 0.1;
+    const key = replay ? pick(keysUsed) : randomUUID();
+    if (!replay) keysUsed.push(key);
+    return {
+      method: 'POST', path: '/api/v2/requests', headers: { 'idempotency-key': key },
+      body: { type: 'FULFILLMENT', entities: [{ sku_id: demoSku(), quantity: 1 }] }, ok: [200, 201, 409],
+    };
+  },
+  patch_setting: () => ({ method: 'PATCH', path: '/api/v2/settings/events.retentionDays', body: { value_json: 30 + Math.floor(random() * 5) }, ok: [200] }),
+};
+const KIND_NAMES = Object.keys(KINDS);
+
+// ------------------------------------------------------------------ the daemon
+
+interface Daemon {
+  child: ChildProcess;
+  port: number;
+  ca: Buffer;
+  key: string;
+}
+
+const stateDir = mkdtempSync(path.join(os.tmpdir(), 'wh-bench-load-'));
+
+/** Starts dist/main.js on the bench's state directory; resolves once it listens. */
+async function startDaemon(): Promise<Daemon> {
+  const child = spawn(process.execPath, ['--enable-source-maps', path.join(ROOT, 'dist/main.js')], {
+    cwd: ROOT,
+    env: { ...process.env, WAREHOUSE_STATE_DIR: stateDir, WAREHOUSE_PORT: '0', WAREHOUSE_LINKS: args.links!, WAREHOUSE_LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    let rest = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      rest += chunk.toString();
+      let nl: number;
+      while ((nl = rest.indexOf('\n')) !== -1) {
+        const line = rest.slice(0, nl);
+        rest = rest.slice(nl + 1);
+        try {
+          const rec = JSON.parse(line) as { msg?: string; port?: number };
+          if (rec.msg === 'HTTPS API listening') resolve(Number(rec.port));
+        } catch { /* not JSON */ }
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`daemon exited with ${code} before listening`)));
+  });
+  const key = (JSON.parse(readFileSync(path.join(stateDir, 'bootstrap-admin.json'), 'utf8')) as { api_key: string }).api_key;
+  return { child, port, ca: readFileSync(path.join(stateDir, 'tls/self-signed-cert.pem')), key };
+}
+
+async function stopDaemon(d: Daemon): Promise<void> {
+  const exited = new Promise((resolve) => d.child.once('exit', resolve));
+  d.child.kill('SIGTERM');
+  await exited;
+}
+
+/** Adds SKUs straight into the stopped daemon's store, up to `total` with the demo's own. */
+async function seedSkus(total: number): Promise<void> {
+  const { Store } = await import('../src/store/store.js');
+  const { MIGRATIONS } = await import('../src/store/migrations.js');
+  const { skus } = await import('../src/domain/inventory/records.js');
+  const store = await Store.open({ dir: path.join(stateDir, 'db') }, [skus as never], MIGRATIONS);
+  const have = store.collection(skus).count();
+  const now = Date.now();
+  await store.write(() => {
+    for (let n = have + 1; n <= total; n++) {
+      store.collection(skus).put({
+        id: `BENCH-${String(n).padStart(6, '0')}`, name: `Bench ${WORDS[n % WORDS.length]} part ${n}`, measurement_unit: 'PIECE', on_empty_sku_action: 'UNASSIGN',
+        allowed_box_size_capacities: null, balcony_ids: null, image: null, total_quantity: 0, max_quantity: 0, total_positive_inventory_bookings: 0,
+        total_negative_inventory_bookings: 0, reserved_out: 0, reserved_in: 0, load_count: 0, sections: 0, created_at: now, updated_at: now, deleted_at: null,
+      });
+    }
+  });
+  console.log(`seeded ${Math.max(0, total - have)} SKUs (${store.collection(skus).count()} in all)`);
+  await store.close();
+}
+
+/**
+ * CPU milliseconds every thread of a process has used (utime + stime), or with `main` its main
+ * thread alone (the JS event loop that serves the API; its task id is the pid).
+ */
+function cpuMs(pid: number, main = false): number {
+  const stat = readFileSync(main ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+}
+
+function rssMiB(pid: number): number {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'));
+  return Number(/(\d+) kB/.exec(line ?? '')?.[1] ?? NaN) / 1024;
+}
+
+function count(d: Daemon, collection: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = https.request({ host: '127.0.0.1', port: d.port, path: `/api/v2/${collection}?size=1`, ca: d.ca, headers: { authorization: `Bearer ${d.key}` } }, (res) => {
+      let text = '';
+      res.on('data', (c: Buffer) => (text += c.toString()));
+      res.on('end', () => resolve((JSON.parse(text) as { total: number }).total));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+// ------------------------------------------------------------------ the clients
+
+interface Sample {
+  kind: string;
+  ms: number;
+  status: number;
+  ok: boolean;
+  /** Sent on a connection opened for it (the first, or after the server closed an idle one): its wait includes the TLS handshake. */
+  fresh: boolean;
+}
+
+/** One keep-alive client: one socket, one request at a time. */
+class Client {
+  private readonly agent: https.Agent;
+  /** Time from opening the connection to the end of its first answer, once known. */
+  firstWait: number | undefined;
+  private readonly opened = performance.now();
+
+  constructor(private readonly d: Daemon) {
+    this.agent = new https.Agent({ keepAlive: true, maxSockets: 1, ca: d.ca });
+  }
+
+  send(kind: string, call: Call): Promise<Sample> {
+    return new Promise((resolve) => {
+      const body = call.body === undefined ? undefined : JSON.stringify(call.body);
+      const t0 = performance.now();
+      let done = false;
+      const finish = (status: number, ok: boolean) => {
+        if (done) return;
+        done = true;
+        const t1 = performance.now();
+        if (ok) this.firstWait ??= t1 - this.opened;
+        resolve({ kind, ms: t1 - t0, status, ok, fresh: !req.reusedSocket });
+      };
+      const req = https.request({
+        host: '127.0.0.1', port: this.d.port, method: call.method, path: call.path, agent: this.agent,
+        headers: { authorization: `Bearer ${this.d.key}`, ...(body ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } : {}), ...call.headers },
+      }, (res) => {
+        res.on('data', () => undefined);
+        res.on('end', () => finish(res.statusCode ?? 0, call.ok.includes(res.statusCode ?? 0)));
+        res.on('aborted', () => finish(0, false));
+        res.on('error', () => finish(0, false));
+      });
+      // A request never answered must not hold its phase for ever: counted as failed after 60 s.
+      req.setTimeout(60_000, () => req.destroy(new Error('no answer in 60 s')));
+      req.on('error', () => finish(0, false));
+      req.on('close', () => finish(0, false));
+      req.end(body);
+    });
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+}
+
+/** Runs `clients` loops of `next()` calls until `ms` has passed; returns every sample. */
+async function drive(clients: Client[], ms: number, next: () => { kind: string; call: Call }): Promise<Sample[]> {
+  const samples: Sample[] = [];
+  const end = performance.now() + ms;
+  await Promise.all(clients.map(async (c) => {
+    while (performance.now() < end) {
+      const { kind, call } = next();
+      samples.push(await c.send(kind, call));
+    }
+  }));
+  return samples;
+}
+
+const mixNext = () => {
+  const kind = pick(KIND_NAMES);
+  return { kind, call: KINDS[kind]!() };
+};
+
+function quantile(sorted: readonly number[], q: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+}
+
+interface Figures {
+  healthRps: number;
+  mixRps: number;
+  p50: number;
+  p99: number;
+  max: number;
+  /** Requests of the mix sent on a new connection, and the longest of their waits. */
+  fresh: number;
+  freshMax: number;
+  bad: number;
+  mixCpuMsPerReq: number;
+  byKind: Record<string, { n: number; p50: number; p99: number; max: number; bad: number; cpuMsPerReq: number; mainMsPerReq: number; rpsAlone: number }>;
+  /** Daemon CPU over wall time in the mix, in cores: near 2 means the daemon is CPU-bound. */
+  mixCores: number;
+  clientCpuPct: number;
+  skus: number;
+  jobs: number;
+  rss: number;
+}
+
+/** Health, mix and per-kind phases on the warm `mixClients`. */
+async function measure(d: Daemon, mixClients: Client[]): Promise<Figures> {
+  const pid = d.child.pid!;
+  const healthClients = Array.from({ length: CLIENTS }, () => new Client(d));
+  const health = await drive(healthClients, DURATION, () => ({ kind: 'health', call: { method: 'GET', path: '/api/v2/health', ok: [200] } }));
+  for (const c of healthClients) c.close();
+  const healthRps = health.length / (DURATION / 1000);
+
+  const cpu0 = cpuMs(pid);
+  const own0 = process.cpuUsage();
+  const mix = await drive(mixClients, DURATION, mixNext);
+  const own = process.cpuUsage(own0);
+  const mixCpu = cpuMs(pid) - cpu0;
+  // Latency on warm connections; a request on a new one (uWS closes a connection idle for
+  // 10 s, as the mix's were during the health phase) waits for its handshake too: apart.
+  const all = mix.filter((s) => !s.fresh).map((s) => s.ms).sort((a, b) => a - b);
+  const fresh = mix.filter((s) => s.fresh).map((s) => s.ms);
+
+  const byKind: Figures['byKind'] = {};
+  const few = mixClients.slice(0, 20);
+  for (const kind of KIND_NAMES) {
+    const mine = mix.filter((s) => s.kind === kind && !s.fresh).map((s) => s.ms).sort((a, b) => a - b);
+    const k0 = cpuMs(pid);
+    const m0 = cpuMs(pid, true);
+    const alone = await drive(few, KIND_MS, () => ({ kind, call: KINDS[kind]!() }));
+    const kCpu = cpuMs(pid) - k0;
+    const kMain = cpuMs(pid, true) - m0;
+    byKind[kind] = {
+      n: mine.length, p50: quantile(mine, 0.5), p99: quantile(mine, 0.99), max: mine.at(-1) ?? NaN,
+      bad: mix.filter((s) => s.kind === kind && !s.ok).length + alone.filter((s) => !s.ok).length, cpuMsPerReq: kCpu / alone.length, mainMsPerReq: kMain / alone.length, rpsAlone: alone.length / (KIND_MS / 1000),
+    };
+  }
+  return {
+    healthRps, mixRps: mix.length / (DURATION / 1000), p50: quantile(all, 0.5), p99: quantile(all, 0.99), max: all.at(-1) ?? NaN,
+    fresh: fresh.length, freshMax: Math.max(0, ...fresh),
+    bad: mix.filter((s) => !s.ok).length, mixCpuMsPerReq: mixCpu / mix.length, mixCores: mixCpu / DURATION,
+    byKind, clientCpuPct: ((own.user + own.system) / 1000 / DURATION) * 100,
+    skus: await count(d, 'skus'), jobs: await count(d, 'jobs'), rss: rssMiB(pid),
+  };
+}
+
+function print(columns: { title: string; f: Figures }[]): void {
+  const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
+  const rows: [string, (f: Figures) => string][] = [
+    ['SKUs / jobs in store', (f) => `${f.skus} / ${f.jobs}`],
+    ['health req/s', (f) => fmt(f.healthRps, 0)],
+    ['mix req/s', (f) => fmt(f.mixRps, 0)],
+    ['mix / health', (f) => fmt(f.mixRps / f.healthRps, 3)],
+    ['mix p50 / p99 / max ms (warm)', (f) => `${fmt(f.p50)} / ${fmt(f.p99)} / ${fmt(f.max, 0)}`],
+    ['mix on new conn.: n / worst ms', (f) => `${f.fresh} / ${fmt(f.freshMax, 0)}`],
+    ['mix daemon CPU ms/req', (f) => fmt(f.mixCpuMsPerReq, 2)],
+    ['mix daemon CPU, cores', (f) => fmt(f.mixCores, 2)],
+    ['unexpected answers', (f) => String(f.bad)],
+    ['client CPU % (of one core)', (f) => fmt(f.clientCpuPct, 0)],
+    ['daemon RSS MiB', (f) => fmt(f.rss, 0)],
+  ];
+  for (const kind of KIND_NAMES) {
+    rows.push([`${kind}: CPU ms/req alone`, (f) => fmt(f.byKind[kind]!.cpuMsPerReq, 2)]);
+    rows.push([`${kind}: main thread ms/req alone`, (f) => fmt(f.byKind[kind]!.mainMsPerReq, 2)]);
+    rows.push([`${kind}: req/s alone (20 conn.)`, (f) => fmt(f.byKind[kind]!.rpsAlone, 0)]);
+    rows.push([`${kind}: p50/p99/max ms, mix, warm`, (f) => `${fmt(f.byKind[kind]!.p50)} / ${fmt(f.byKind[kind]!.p99)} / ${fmt(f.byKind[kind]!.max, 0)}`]);
+  }
+  const width = Math.max(...rows.map(([name]) => name.length));
+  console.log(`\n${''.padEnd(width)}  ${columns.map((c) => c.title.padStart(24)).join('')}`);
+  for (const [name, get] of rows) console.log(`${name.padEnd(width)}  ${columns.map((c) => get(c.f).padStart(24)).join('')}`);
+}
+
+// ------------------------------------------------------------------ run
+
+if (!args['no-build']) {
+  const build = spawnSync(path.join(ROOT, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
+  if (build.status !== 0) throw new Error('npm run build failed');
+}
+let daemon = await startDaemon();
+await stopDaemon(daemon);
+await seedSkus(SKUS);
+const t0 = performance.now();
+daemon = await startDaemon();
+console.log(`daemon pid ${daemon.child.pid} listening on ${daemon.port} after ${((performance.now() - t0) / 1000).toFixed(1)} s; RSS ${rssMiB(daemon.child.pid!).toFixed(0)} MiB`);
+try {
+  const rssStart = rssMiB(daemon.child.pid!);
+  // Cold start: every client opens its connection at once and runs the mix for a few seconds.
+  const mixClients = Array.from({ length: CLIENTS }, () => new Client(daemon));
+  await drive(mixClients, 5000, mixNext);
+  const waits = mixClients.map((c) => c.firstWait ?? Infinity).sort((a, b) => a - b);
+  console.log(`cold start of ${CLIENTS} connections: first answer after p50 ${quantile(waits, 0.5).toFixed(0)} ms, worst ${waits.at(-1)!.toFixed(0)} ms; RSS at start ${rssStart.toFixed(0)} MiB`);
+  const first = await measure(daemon, mixClients);
+  const columns = [{ title: 'first', f: first }];
+  if (LONG_MS > 0) {
+    await drive(mixClients, LONG_MS, mixNext);
+    columns.push({ title: `after ${LONG_MS / 1000} s more`, f: await measure(daemon, mixClients) });
+  }
+  for (const c of mixClients) c.close();
+  print(columns);
+  console.log(`\nload average at the end ${os.loadavg().map((n) => n.toFixed(2)).join(' ')}`);
+} finally {
+  await stopDaemon(daemon);
+  rmSync(stateDir, { recursive: true, force: true });
+}

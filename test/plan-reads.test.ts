@@ -1,0 +1,81 @@
+// Planning a request reads the open work it needs through the jobs' indexes (issue 22): whether
+// open work holds a candidate carrier (`open_carrier`) and which carriers are being set down in
+// front of it (`coming_to`), without decoding every open job of the level, nor every job the
+// carrier ever had. Counted in job records decoded, not in time.
+import t from 'tap';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Store } from '../src/store/store.js';
+import { MIGRATIONS } from '../src/store/migrations.js';
+import { ALL_COLLECTIONS } from '../src/domain/collections.js';
+import { carriers } from '../src/domain/inventory/records.js';
+import { jobs, newJob, type JobRecord } from '../src/domain/requests/records.js';
+import { planRequest } from '../src/domain/requests/plan.js';
+import { ABORT } from '../src/domain/requests/abort.js';
+import { loadSite } from '../src/domain/site/load.js';
+import { smallSite, writeSite } from './fixtures/small-site.js';
+
+t.test('a plan decodes only the jobs that concern its carriers, however much open work there is', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'wh-plan-reads-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const site = loadSite(writeSite(smallSite()));
+  const store = await Store.open({ dir }, ALL_COLLECTIONS as never, MIGRATIONS);
+  t.teardown(() => store.close());
+  let seq = 0;
+  const job = (fields: Partial<JobRecord>) => newJob({ id: `J-${String(++seq).padStart(4, '0')}`, request_id: 'R-other', type: 'RETRIEVING', entity_id: 'x', entity_index: -1, seq, now: seq }, fields);
+  await store.write(() => {
+    // C4 deep in lane x = 4; C9 on its way onto (4, 3), in front of it.
+    store.collection(carriers).put({ id: 'C4', level_id: 1, x: 4, y: 4, updated_at: 0 });
+    store.collection(carriers).put({ id: 'C9', level_id: 1, x: 2, y: 0, updated_at: 0 });
+    store.collection(carriers).put({ id: 'C5', level_id: 1, x: 1, y: 4, updated_at: 0 });
+    store.collection(jobs).put(job({ type: 'STORING', status: 'EXECUTING', carrier_id: 'C9', level_id: 1, target: { x: 4, y: 3 } }));
+    // Open work on the level for other carriers, and a long history of C4 and C5.
+    for (let i = 0; i < 300; i++) store.collection(jobs).put(job({ status: 'ACCEPTED', carrier_id: `Z${i}`, level_id: 1 }));
+    for (let i = 0; i < 300; i++) store.collection(jobs).put(job({ status: 'SUCCEEDED', carrier_id: i % 2 ? 'C4' : 'C5', level_id: 1 }));
+    store.collection(jobs).put(job({ status: 'ACCEPTED', carrier_id: 'C5', level_id: 1 }));
+  });
+
+  const c = store.collection(jobs);
+  let decoded = 0;
+  const original = { get: c.get, findBy: c.findBy, scan: c.scan, range: c.range };
+  c.get = (key) => {
+    decoded++;
+    return original.get.call(c, key);
+  };
+  c.findBy = function* (name, value) {
+    for (const j of original.findBy.call(c, name, value)) {
+      decoded++;
+      yield j;
+    }
+  };
+  c.scan = function* () {
+    for (const j of original.scan.call(c)) {
+      decoded++;
+      yield j;
+    }
+  };
+  c.range = function* (start, reverse) {
+    for (const j of original.range.call(c, start, reverse)) {
+      decoded++;
+      yield j;
+    }
+  };
+  t.teardown(() => Object.assign(c, original));
+  let next = 10_000;
+  const plan = (carrierId: string) => planRequest({
+    store, site, now: 1, externalPicking: false, botLevel: () => undefined, nextSeq: () => next++, openWork: (level) => c.countBy('open', level),
+  }, 'R-new', { type: 'FETCH', entities: [{ carrier_id: carrierId }] });
+
+  const fetched = plan('C4');
+  t.equal(fetched.abort.failed, false, JSON.stringify(fetched.abort.feedback));
+  const buffering = fetched.jobs.find((j) => j.type === 'BUFFERING');
+  t.equal(buffering?.carrier_id, 'C9', 'the carrier being set down in front is buffered first');
+  t.ok(fetched.jobs.find((j) => j.type === 'RETRIEVING' && j.carrier_id === 'C4')?.parent_job_ids.includes(buffering!.id), 'before C4 is fetched');
+  t.equal(decoded, 1, 'one job decoded: the one setting C9 down, not the 300 open ones nor C4\'s 150 ended ones');
+
+  decoded = 0;
+  const busy = plan('C5');
+  t.same(busy.abort.feedback.map((f) => [f.entity_id, f.error_code]), [['C5', ABORT.carrierBusy.code]], 'open work holds C5: refused');
+  t.equal(decoded, 0, 'found out without decoding a job');
+});

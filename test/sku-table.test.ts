@@ -1,0 +1,121 @@
+// The SKU list's in-memory source (src/domain/inventory/sku-table.ts, issue 22): after random
+// commits of this thread and of another one (heard through the commit notices), every list
+// query answers as the store itself would, and a search reads no SKU record from LMDB.
+import t from 'tap';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Store } from '../src/store/store.js';
+import { Collection, compareKeys } from '../src/store/collection.js';
+import { skus, type SkuRecord } from '../src/domain/inventory/records.js';
+import { SkuTable } from '../src/domain/inventory/sku-table.js';
+import { collectionSource, executeList, parseListQuery } from '../src/domain/list/index.js';
+import { SKU_FIELDS } from '../src/http/routes/inventory.js';
+
+const UNITS = ['PIECE', 'PACK', 'METER', 'KILOGRAM'] as const;
+const WORDS = ['bolt', 'nut', 'gloves', 'wire', 'Tape', 'ünïcode', '\u{1F600}x', '\uFF21y'];
+
+function sku(id: string, n: number, unit: string, word: string, deleted: boolean): SkuRecord {
+  return {
+    id, name: `${word} ${n}`, measurement_unit: unit as SkuRecord['measurement_unit'], on_empty_sku_action: 'UNASSIGN', allowed_box_size_capacities: null,
+    balcony_ids: null, image: null, total_quantity: n % 17, max_quantity: 20, total_positive_inventory_bookings: 0, total_negative_inventory_bookings: 0,
+    reserved_out: 0, reserved_in: 0, load_count: 0, sections: 0, created_at: n, updated_at: n, deleted_at: deleted ? n : null,
+  };
+}
+
+t.test('the table answers every list query as the store does, after commits of either thread', async (t) => {
+  const seed = Number(process.env['SEED'] ?? Date.now() % 1_000_000);
+  t.comment(`seed ${seed}`);
+  let state = seed;
+  const random = () => ((state = (state * 1103515245 + 12345) % 2147483648) / 2147483648);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
+
+  const dir = mkdtempSync(path.join(tmpdir(), 'wh-sku-table-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const store = await Store.open({ dir }, [skus as never]);
+  // A second Store on the environment stands for the brain's thread: its commits reach the
+  // table only as notices (`heard`), as through the commit bridge.
+  const other = await Store.open({ dir }, [skus as never]);
+  t.teardown(async () => {
+    await other.close();
+    await store.close();
+  });
+  await store.write(() => {
+    for (let n = 0; n < 50; n++) store.collection(skus).put(sku(`S-${n}`, n, pick(UNITS), pick(WORDS), false));
+  });
+  const table = new SkuTable(store);
+  t.teardown(() => table.close());
+  const lmdb = collectionSource(store.collection(skus), { id: null, measurement_unit: 'measurement_unit' });
+
+  const queries = [
+    {}, { search: 'name:bolt' }, { search: 'o' }, { search: 'name:gloves OR name:wire', sort_by: '-total_quantity' }, { measurement_unit__in: 'PIECE,PACK' },
+    { measurement_unit__in: 'METER', sort_by: 'name', size: '3', page: '2' }, { id__eq: 'S-7' }, { id__ilike: 's-1' }, { sort_by: '-total_quantity,id', size: '7' },
+    { search: '\u{1F600}' }, { total_quantity__gte: '5', sort_by: 'updated_at' }, { search: 'stock_fill_ratio:0.1 OR carrier_utilization:0' },
+  ];
+  const options = { maxPageSize: 1000, timeZone: 'UTC' };
+  let n = 50;
+  for (let round = 0; round < 40; round++) {
+    const writer = random() < 0.5 ? store : other;
+    const notice = await new Promise<Record<string, (string | number)[]>>((resolve) => {
+      void writer.write(() => {
+        const c = writer.collection(skus);
+        for (let i = 0; i < 1 + Math.floor(random() * 4); i++) {
+          const r = random();
+          const id = r < 0.4 ? `S-${n++}${pick(['', 'é', '\u{1F600}', '\uFF21'])}` : `S-${Math.floor(random() * n)}`;
+          const before = c.get(id);
+          if (r > 0.9 && before) c.remove(id);
+          else c.put(sku(id, n, pick(UNITS), pick(WORDS), random() < 0.2));
+        }
+      }).then(() => resolve({}));
+      if (writer === other) {
+        const stop = other.onCommit((heard) => {
+          stop();
+          resolve(heard);
+        });
+      }
+    });
+    if (writer === other) store.heard(notice);
+    for (const q of queries) {
+      const query = parseListQuery(SKU_FIELDS, q, options);
+      const want = executeList(SKU_FIELDS, lmdb, query);
+      const got = executeList(SKU_FIELDS, table, query);
+      if (JSON.stringify(got) !== JSON.stringify(want)) {
+        t.fail(`round ${round} (seed ${seed}) ${JSON.stringify(q)}: table ${JSON.stringify(got.items.map((s) => s.id))} total ${got.total}, store ${JSON.stringify(want.items.map((s) => s.id))} total ${want.total}`);
+        return;
+      }
+    }
+  }
+  t.equal(table.size, store.collection(skus).count(), 'as many SKUs as the store');
+  t.same(table.scan().map((s) => s.id), [...store.collection(skus).scan()].map((s) => s.id), 'in the store order');
+});
+
+t.test('a search reads no SKU record from the store', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'wh-sku-table-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const store = await Store.open({ dir }, [skus as never]);
+  t.teardown(() => store.close());
+  await store.write(() => {
+    for (let n = 0; n < 200; n++) store.collection(skus).put(sku(`S-${n}`, n, 'PIECE', WORDS[n % 4]!, false));
+  });
+  const table = new SkuTable(store);
+  t.teardown(() => table.close());
+  let reads = 0;
+  const proto = Collection.prototype as unknown as Record<'get' | 'scan' | 'range', (...a: unknown[]) => unknown>;
+  const originals = { get: proto.get, scan: proto.scan, range: proto.range };
+  for (const name of ['get', 'scan', 'range'] as const) {
+    proto[name] = function (this: unknown, ...a: unknown[]) {
+      reads++;
+      return originals[name].apply(this, a);
+    };
+  }
+  t.teardown(() => Object.assign(proto, originals));
+  const page = executeList(SKU_FIELDS, table, parseListQuery(SKU_FIELDS, { search: 'name:bolt', sort_by: '-total_quantity', size: '5' }, { maxPageSize: 1000, timeZone: 'UTC' }));
+  t.equal(page.total, 50, 'the search finds every match');
+  t.equal(reads, 0, 'and reads nothing from LMDB');
+});
+
+t.test('keys sort as LMDB sorts them (UTF-8 bytes)', async (t) => {
+  const keys = ['a', '\uFF21', '\u{1F600}', 'é', 'ab', '', 'Z', '\uE000', '\uD7FF'];
+  const bytes = [...keys].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+  t.same([...keys].sort(compareKeys), bytes);
+});
