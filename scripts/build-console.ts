@@ -5,18 +5,19 @@
  *
  *   node --import tsx scripts/build-console.ts [--out DIR]
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-/** Builds the console into `outDir`; returns the asset names (hashed), page first in none. */
+/**
+ * Builds the console into `outDir`; returns the hashed names and the bytes of script and style.
+ * Nothing is written when the output is already there (same sources, same hashes), and a new
+ * output replaces the old one by renames, so a daemon or a test reading it never sees half a build.
+ */
 export async function buildConsole(outDir = path.join(root, 'dist', 'console')): Promise<{ script: string; style: string; bytes: number }> {
-  rmSync(outDir, { recursive: true, force: true });
-  const assets = path.join(outDir, 'assets');
-  mkdirSync(assets, { recursive: true });
   const result = await build({
     absWorkingDir: root,
     entryPoints: ['browser/console/main.tsx'],
@@ -29,22 +30,35 @@ export async function buildConsole(outDir = path.join(root, 'dist', 'console')):
     jsxImportSource: 'preact',
     entryNames: '[name]-[hash]',
     assetNames: '[name]-[hash]',
-    outdir: assets,
+    outdir: path.join(outDir, 'assets'),
     sourcemap: 'linked',
-    metafile: true,
     legalComments: 'eof',
     logLevel: 'warning',
+    write: false,
   });
-  const outputs = Object.entries(result.metafile.outputs);
+  const files = result.outputFiles.map((f) => ({ name: path.basename(f.path), contents: f.contents }));
   const name = (ext: string) => {
-    const found = outputs.find(([file]) => file.endsWith(ext) && !file.endsWith('.map'));
+    const found = files.find((f) => f.name.endsWith(ext));
     if (!found) throw new Error(`the console build made no ${ext} file`);
-    return path.basename(found[0]);
+    return found.name;
   };
   const script = name('.js');
   const style = name('.css');
-  const bytes = outputs.filter(([file]) => !file.endsWith('.map')).reduce((n, [, o]) => n + o.bytes, 0);
-  writeFileSync(path.join(outDir, 'index.html'), page(script, style));
+  const bytes = files.filter((f) => !f.name.endsWith('.map')).reduce((n, f) => n + f.contents.length, 0);
+  const html = page(script, style);
+  const current = path.join(outDir, 'index.html');
+  const upToDate = existsSync(current) && readFileSync(current, 'utf8') === html && files.every((f) => existsSync(path.join(outDir, 'assets', f.name)));
+  if (!upToDate) {
+    const fresh = `${outDir}.new-${process.pid}`;
+    const old = `${outDir}.old-${process.pid}`;
+    rmSync(fresh, { recursive: true, force: true });
+    mkdirSync(path.join(fresh, 'assets'), { recursive: true });
+    for (const f of files) writeFileSync(path.join(fresh, 'assets', f.name), f.contents);
+    writeFileSync(path.join(fresh, 'index.html'), html);
+    if (existsSync(outDir)) renameSync(outDir, old);
+    renameSync(fresh, outDir);
+    rmSync(old, { recursive: true, force: true });
+  }
   return { script, style, bytes };
 }
 
