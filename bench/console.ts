@@ -56,11 +56,12 @@ for (const { name, map } of levels) {
     const t0 = performance.now();
     const grid = g.drawGrid(map, cell);
     const gridMs = performance.now() - t0;
-    const canvas = document.createElement('canvas');
+    const doc = g.document;
+    const canvas = doc.createElement('canvas');
     canvas.width = grid.width;
     canvas.height = grid.height;
-    document.body.appendChild(canvas);
-    const ctx = canvas.getContext('2d')!;
+    doc.body.appendChild(canvas);
+    const ctx = canvas.getContext('2d');
     const cells = map.highway as { x: number; y: number }[];
     const bots = Array.from({ length: botCount }, (_, i) => {
       const at = cells[(i * 7919) % cells.length]!;

@@ -3,7 +3,7 @@
  * minified ES module and one stylesheet, each named by its content hash, and the page that
  * names them. `npm run build` runs it, so `npm ci` (its prepare step) leaves a servable console.
  *
- *   node --import tsx scripts/build-console.ts [--out DIR]
+ *   node --import tsx scripts/build-console.ts [--out DIR] [--no-sourcemap]
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -17,7 +17,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
  * Nothing is written when the output is already there (same sources, same hashes), and a new
  * output replaces the old one by renames, so a daemon or a test reading it never sees half a build.
  */
-export async function buildConsole(outDir = path.join(root, 'dist', 'console')): Promise<{ script: string; style: string; bytes: number }> {
+export async function buildConsole(outDir = path.join(root, 'dist', 'console'), options: { sourcemap?: boolean } = {}): Promise<{ script: string; style: string; bytes: number }> {
   const result = await build({
     absWorkingDir: root,
     entryPoints: ['browser/console/main.tsx'],
@@ -31,7 +31,8 @@ export async function buildConsole(outDir = path.join(root, 'dist', 'console')):
     entryNames: '[name]-[hash]',
     assetNames: '[name]-[hash]',
     outdir: path.join(outDir, 'assets'),
-    sourcemap: 'linked',
+    // Maps name the sources by paths relative to the output: a release (built elsewhere) leaves them out.
+    sourcemap: options.sourcemap === false ? false : 'linked',
     legalComments: 'eof',
     logLevel: 'warning',
     write: false,
@@ -84,7 +85,7 @@ function page(script: string, style: string): string {
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const at = process.argv.indexOf('--out');
   const out = at > 0 ? path.resolve(process.argv[at + 1]!) : undefined;
-  buildConsole(out).then((r) => {
+  buildConsole(out, { sourcemap: !process.argv.includes('--no-sourcemap') }).then((r) => {
     console.log(`console built: ${r.script}, ${r.style} (${(r.bytes / 1024).toFixed(1)} KiB)`);
   }, (err: unknown) => {
     console.error(err);
