@@ -102,6 +102,9 @@ t.test('an operator logs in and sees the bots of level 1 move on the map', async
   const mover = page.getByTestId(`bot-${retrieving.bot_id}-cell`);
   const before = await mover.textContent();
   await until('the bot to move on the page', async () => (await mover.textContent()) !== before, 30_000);
+  const state = page.getByTestId(`bot-${retrieving.bot_id}-state`);
+  await until('the bot to show as busy', async () => /working|waiting/.test((await state.textContent()) ?? ''), 15_000)
+    .catch(async (err: Error) => t.fail(`${err.message}: shown as ${await state.textContent()}`));
   t.pass('a bot moved on the page');
   await page.screenshot({ path: path.join(shots, 'site.png') });
 });

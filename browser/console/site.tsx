@@ -170,7 +170,7 @@ function BotList(props: { bots: Map<number, Bot>; states: Map<number, BotState>;
             return (
               <tr key={b.id}>
                 <td><button class="link" onClick={() => props.onSelect(b.id)} aria-label={`Bot ${b.id}, ${state}`}>Bot {b.id}</button></td>
-                <td><i class="dot" style={{ background: STATE_COLOURS[state] }} />{state}</td>
+                <td data-testid={`bot-${b.id}-state`}><i class="dot" style={{ background: STATE_COLOURS[state] }} />{state}</td>
                 <td data-testid={`bot-${b.id}-cell`}>{b.x},{b.y}</td>
                 <td>{Math.round(b.battery_level)} %</td>
                 <td>{props.byBot.get(b.id)?.type ?? '—'}</td>
