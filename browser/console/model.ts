@@ -68,7 +68,8 @@ export function botState(bot: Bot, job: Job | undefined): BotState {
   if (!bot.line_up || !bot.online) return 'link down';
   if (!bot.in_service) return 'offboarded';
   if (bot.is_charging) return 'charging';
-  if (job) return job.details.waiting_for ? 'waiting' : 'working';
+  // A job waiting for its own bot's motion is a bot at work, not one standing still.
+  if (job) return job.details.waiting_for && job.details.waiting_for !== 'bot_motion' ? 'waiting' : 'working';
   return 'idle';
 }
 
