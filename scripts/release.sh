@@ -56,6 +56,9 @@ cp -R src package.json tsconfig.json tsconfig.build.json "$stage/build/"
 ln -s "$root/node_modules" "$stage/build/node_modules"
 (cd "$stage/build" && "$root/node_modules/.bin/tsc" -p tsconfig.build.json)
 mv "$stage/build/dist" "$tree/dist"
+# The browser console's bundle (docs/console.md): esbuild, a devDependency, runs here, not on the
+# box. Without source maps: they would name this checkout's paths.
+(cd "$root" && node --import tsx scripts/build-console.ts --out "$tree/dist/console" --no-sourcemap) >&2
 # package.json's `bin` commands (the CLI) are linked into /usr/bin by install.sh: they must
 # be in the tree, start with #!, and be executable (tsc keeps the line, not the mode).
 node -e '

@@ -45,6 +45,9 @@ import { startLines } from './lines/start.js';
 import type { SiteLines } from './lines/site-lines.js';
 import type { SimulatedSite } from './lines/simulated-site.js';
 import { botRoutes } from './http/routes/bots.js';
+import { botStreamRoute } from './http/routes/bot-stream.js';
+import { siteMapRoutes } from './http/routes/site-map.js';
+import { consoleRoutes } from './http/routes/console.js';
 import { SupportOutbox } from './domain/support/outbox.js';
 import { SupportForwarder } from './domain/support/forwarder.js';
 import { supportRoutes } from './http/routes/support.js';
@@ -232,6 +235,9 @@ async function assemble(config: Config, logger: Logger, options: AppOptions, und
     ...requestRoutes({ store, requests, timeZone, maxPageSize, showCreated: () => settings.value<boolean>('api.jobs.showCreated'), openWork }),
     ...systemRoutes(system),
     ...botRoutes(site, system, lines),
+    botStreamRoute(system, { authenticate: (headers) => auth.authenticate(headers.authorization), version: () => auth.authVersion() }),
+    ...siteMapRoutes(site),
+    ...consoleRoutes(),
     ...reportRoutes(new Diagnostics({
       config, store, site, events, logTail: options.logTail, now: Date.now, counts: () => store.counts(), linkStats: lines && (() => lines.stats()),
       settings: () => ({ values: settings.known(), pending_restart: settings.pendingRestart() }),

@@ -491,8 +491,11 @@ t.test('only the routes meant to be public are public', async (t) => {
     'GET /api/static/{file}',
     'GET /api/v2/auth/password_policy',
     'GET /api/v2/health',
+    'GET /console',
+    'GET /console/assets/{file}',
     'POST /api/v2/auth/forgot_password',
     'POST /api/v2/auth/login',
+    'POST /api/v2/auth/logout',
     'POST /api/v2/auth/refresh_token',
     'POST /api/v2/auth/reset_password',
   ], 'a route made public by mistake fails here; docs/auth.md lists the same');

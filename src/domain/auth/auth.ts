@@ -15,7 +15,7 @@ import { AttemptLimiter } from './rate-limit.js';
 import { roles, users, type ApiKeyRecord, type UserRecord } from './records.js';
 import { issueResetCode, resetPassword, type ResetInput } from './reset.js';
 import { rolePermissions, seedRoles, SEEDED_ROLES } from './roles.js';
-import { issueTokens, pruneSessions, refreshTokens, refuseExpiredPassword, verifyAccessToken, type TokenPair } from './tokens.js';
+import { issueTokens, pruneSessions, refreshTokens, refuseExpiredPassword, revokeRefreshToken, verifyAccessToken, type TokenPair } from './tokens.js';
 import { normalizeEmail } from './users.js';
 
 export const ANONYMOUS: Caller = { kind: 'anonymous', permissions: new Set(), authorityLevel: 0 };
@@ -115,6 +115,11 @@ export class Auth {
   /** Rotates a refresh token. */
   refresh(token: string): Promise<TokenPair> {
     return refreshTokens(this.deps, token);
+  }
+
+  /** Logout: the refresh token's session family ends; true when the token named one. */
+  logout(refreshToken: string): Promise<boolean> {
+    return revokeRefreshToken(this.deps, refreshToken);
   }
 
   /** Issues a reset code when the account exists; says nothing either way. */

@@ -77,6 +77,28 @@ export async function refreshTokens(deps: AuthDeps, presented: string): Promise<
   return issueTokens(deps, outcome.user, outcome.family);
 }
 
+/**
+ * Logout (beyond the spec): ends the session a refresh token belongs to, with every token
+ * rotated from it (its family), so none of them refreshes again. A token that is malformed,
+ * unknown, or whose secret does not match changes nothing; the caller is told the same either
+ * way. Access tokens already issued live out their short lifetime.
+ */
+export async function revokeRefreshToken(deps: AuthDeps, presented: string): Promise<boolean> {
+  const match = /^whr_([0-9a-f-]{36})\.([\w-]{43})$/.exec(presented);
+  if (!match) return false;
+  const [, id, secret] = match as unknown as [string, string, string];
+  return deps.store.write(() => {
+    const c = deps.store.collection(sessions);
+    const session = c.get(id);
+    if (!session) return false;
+    const given = Buffer.from(digest(deps.secrets.digestKey, secret));
+    const stored = Buffer.from(session.secret_digest);
+    if (given.length !== stored.length || !timingSafeEqual(given, stored)) return false;
+    for (const key of c.keysBy('family', session.family)) c.remove(key);
+    return true;
+  });
+}
+
 /** Throws the login's 401 when the user's password has expired: no new tokens until it is changed. */
 export function refuseExpiredPassword(deps: AuthDeps, user: UserRecord): void {
   if (user.password_expires_at !== null && user.password_expires_at <= deps.now()) {

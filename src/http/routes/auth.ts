@@ -112,6 +112,20 @@ export function authRoutes(auth: Auth, options: AuthRouteOptions): AnyRoute[] {
       handler: ({ body }) => auth.refresh(body.refresh_token),
     }),
     route({
+      method: 'POST', path: '/api/v2/auth/logout', tag: 'auth', permission: null,
+      summary: 'Log out: revoke a refresh token (beyond the spec)',
+      description: 'Extension of this controller (docs/auth.md). The refresh token and every token rotated from it (its chain) stop refreshing at once. '
+        + 'Public like refresh_token, because the refresh token is the credential; a malformed, unknown or already revoked token gets the same answer, so a logout can be retried. '
+        + 'Access tokens already issued stay valid until they expire (15 minutes by default): a client drops its copy.',
+      body: RefreshBody,
+      responses: { 200: Type.Object({}, { description: 'The refresh token no longer refreshes' }) },
+      handler: async ({ body, log }) => {
+        const revoked = await auth.logout(body.refresh_token);
+        log.info({ revoked }, 'logout');
+        return {};
+      },
+    }),
+    route({
       method: 'POST', path: '/api/v2/auth/forgot_password', tag: 'auth', permission: null,
       summary: 'Create a one-time password reset code',
       description: 'The same answer whether or not the account exists. The code goes to the reset outbox of the box (`<state>/password-resets/`, see docs/auth.md) and expires after 15 minutes.',

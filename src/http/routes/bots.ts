@@ -1,6 +1,6 @@
 /** Spec 4.2 and 4.3: bots from live telemetry, and balcony LED sequences. */
 import Type from 'typebox';
-import type { SystemService } from '../../domain/system/control.js';
+import type { BotView, SystemService } from '../../domain/system/control.js';
 import type { LedStep as LedCommand } from '../../link/protocol/messages.js';
 import { NotFoundError } from '../../domain/errors.js';
 import { ledColourSteps } from '../../domain/system/leds.js';
@@ -9,7 +9,7 @@ import { protocolTable, type ArrayField } from '../../link/protocol/table.js';
 import { ErrorBody } from '../errors.js';
 import { route, type AnyRoute } from '../route.js';
 
-const BotResponse = Type.Object({
+export const BotResponse = Type.Object({
   id: Type.Integer(),
   level_id: Type.Integer(),
   battery_level: Type.Number({ description: 'Percent, 0 to 100' }),
@@ -24,6 +24,14 @@ const BotResponse = Type.Object({
   y: Type.Integer(),
   heading: Type.String(),
 }, { description: 'Bot (spec 2.8), with its position and link state' });
+
+/** The answer shape of a bot, shared by GET /bots and the live bot stream. */
+export function botView(b: BotView) {
+  return {
+    id: b.id, level_id: b.level_id, battery_level: b.battery_level, is_charging: b.is_charging, lifted_carrier: b.carrier_held ? 1 : 0,
+    online: b.online, in_service: b.in_service, line_up: b.line_up, x: b.x, y: b.y, heading: b.heading,
+  };
+}
 
 /**
  * The bounds of LED_SEQUENCE in firmware-protocol/messages.json: a body the link would refuse
@@ -65,10 +73,7 @@ export function botRoutes(site: Site, system: SystemService, leds: BalconyLeds |
         is_charging: Type.Optional(Type.Boolean()),
       }),
       responses: { 200: Type.Array(BotResponse) },
-      handler: ({ query }) => system.bots(query).map((b) => ({
-        id: b.id, level_id: b.level_id, battery_level: b.battery_level, is_charging: b.is_charging, lifted_carrier: b.carrier_held ? 1 : 0,
-        online: b.online, in_service: b.in_service, line_up: b.line_up, x: b.x, y: b.y, heading: b.heading,
-      })),
+      handler: ({ query }) => system.bots(query).map(botView),
     }),
     route({
       method: 'POST', path: '/api/v2/balcony_leds/balcony/{balcony_id}', tag: 'System', permission: 'system:balcony_leds',
