@@ -204,6 +204,8 @@ async function assemble(config: Config, logger: Logger, options: AppOptions, und
     lineUp: (levelId) => lines?.lineStates().find((l) => l.level_id === levelId)?.up ?? true,
   });
 
+  // The WebSocket streams check a socket's credential again whenever the auth version moves.
+  const streamAuth = { authenticate: (headers: Record<string, string>) => auth.authenticate(headers.authorization), version: () => auth.authVersion() };
   const server = new HttpServer({
     host: config.host,
     port: config.port,
@@ -229,13 +231,13 @@ async function assemble(config: Config, logger: Logger, options: AppOptions, und
     ...inventoryRoutes({ site, store, inventory, view, skus: skuTable, images: new SkuImages(config.state_dir), timeZone, maxPageSize }),
     ...settingsRoutes(settings, store, timeZone),
     ...eventRoutes(eventSource(store), { timeZone, maxPageSize }),
-    eventStreamRoute(events, { timeZone, maxPageSize, auth: { authenticate: (headers) => auth.authenticate(headers.authorization), version: () => auth.authVersion() } }),
+    eventStreamRoute(events, { timeZone, maxPageSize, auth: streamAuth }),
     ...supportRoutes({ outbox: supportOutbox, timeZone }),
     ...workflowRoutes({ store }),
     ...requestRoutes({ store, requests, timeZone, maxPageSize, showCreated: () => settings.value<boolean>('api.jobs.showCreated'), openWork }),
     ...systemRoutes(system),
     ...botRoutes(site, system, lines),
-    botStreamRoute(system, { authenticate: (headers) => auth.authenticate(headers.authorization), version: () => auth.authVersion() }),
+    botStreamRoute(system, streamAuth),
     ...siteMapRoutes(site),
     ...consoleRoutes(),
     ...reportRoutes(new Diagnostics({
