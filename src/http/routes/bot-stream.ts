@@ -6,38 +6,28 @@
  * changed since the last message.
  */
 import Type from 'typebox';
-import type { Caller } from '../../domain/auth/caller.js';
 import { DomainError } from '../../domain/errors.js';
 import type { SystemService } from '../../domain/system/control.js';
 import { ErrorBody } from '../errors.js';
 import { route, type AnyRoute } from '../route.js';
 import { botView } from './bots.js';
+// The same credential checks and close codes as the event stream (docs/events.md).
+import { CLOSE_CREDENTIAL_INVALID, CLOSE_PERMISSION_REVOKED, STREAM_RECHECK_MS, type StreamAuth } from './events.js';
+import { CLOSE_TOO_SLOW } from '../../domain/events/subscription.js';
 
 const PERMISSION = 'system:view';
 /** How often a socket looks for changed bots: smooth enough to watch, light enough for 60 bots a level. */
 export const BOT_STREAM_PERIOD_MS = 200;
-/** How often the credential is checked even when auth_version stays (expiry moves no version). */
-const RECHECK_MS = 30_000;
-/** Close codes, as on the event stream (docs/events.md). */
-export const CLOSE_CREDENTIAL_INVALID = 4401;
-export const CLOSE_PERMISSION_REVOKED = 4403;
-export const CLOSE_TOO_SLOW = 4008;
-
-export interface BotStreamAuth {
-  authenticate(headers: Record<string, string>): Promise<Caller>;
-  /** Moves with every change that may revoke a credential. */
-  version(): string;
-}
 
 /** The WebSocket route of live bots. */
-export function botStreamRoute(system: SystemService, auth: BotStreamAuth, periodMs = BOT_STREAM_PERIOD_MS): AnyRoute {
+export function botStreamRoute(system: SystemService, auth: StreamAuth, periodMs = BOT_STREAM_PERIOD_MS): AnyRoute {
   return route({
     method: 'GET', path: '/api/v2/bots/stream', tag: 'Bots', permission: PERMISSION,
     summary: 'Live bots (WebSocket, beyond the spec)',
     description: 'Open with a WebSocket upgrade (wss://); credentials as every endpoint, or access_token in the query for browsers. '
       + 'The first message is {"type":"bots","bots":[...]} with every bot (of level_id, when given) as GET /api/v2/bots shows it; then, at most every '
       + `${periodMs} ms, {"type":"bots","bots":[...]} with the bots that changed (position, heading, battery, charging, carrier, link, service). `
-      + `The credential is checked again when auth_version moves and every ${RECHECK_MS / 1000} s: close code ${CLOSE_CREDENTIAL_INVALID} once it no longer authenticates, `
+      + `The credential is checked again when auth_version moves and every ${STREAM_RECHECK_MS / 1000} s: close code ${CLOSE_CREDENTIAL_INVALID} once it no longer authenticates, `
       + `${CLOSE_PERMISSION_REVOKED} once it lacks ${PERMISSION}; a client more than 1 MiB behind is closed with ${CLOSE_TOO_SLOW}. Without an upgrade the answer is 426.`,
     query: Type.Object({
       level_id: Type.Optional(Type.Integer({ minimum: 1, description: 'Only the bots of this level' })),
@@ -64,7 +54,7 @@ export function botStreamRoute(system: SystemService, auth: BotStreamAuth, perio
       const tick = () => {
         if (closed || checking) return;
         const now = Date.now();
-        if (auth.version() !== version || now - checkedAt >= RECHECK_MS) {
+        if (auth.version() !== version || now - checkedAt >= STREAM_RECHECK_MS) {
           // Nothing is sent while the credential is checked again.
           checking = true;
           version = auth.version();
