@@ -52,6 +52,7 @@ import { SupportOutbox } from './domain/support/outbox.js';
 import { SupportForwarder } from './domain/support/forwarder.js';
 import { supportRoutes } from './http/routes/support.js';
 import { workflowRoutes } from './http/routes/workflows.js';
+import { Workflows } from './domain/workflows/workflows.js';
 import { Requests } from './domain/requests/requests.js';
 import { botRecords, seedBots } from './domain/system/records.js';
 import { BrainHost } from './brain/host/host.js';
@@ -229,11 +230,11 @@ async function assemble(config: Config, logger: Logger, options: AppOptions, und
       settingsVersion: () => settings.version(),
     }),
     ...inventoryRoutes({ site, store, inventory, view, skus: skuTable, images: new SkuImages(config.state_dir), timeZone, maxPageSize }),
-    ...settingsRoutes(settings, store, timeZone),
+    ...settingsRoutes(settings, timeZone),
     ...eventRoutes(eventSource(store), { timeZone, maxPageSize }),
     eventStreamRoute(events, { timeZone, maxPageSize, auth: streamAuth }),
     ...supportRoutes({ outbox: supportOutbox, timeZone }),
-    ...workflowRoutes({ store }),
+    ...workflowRoutes({ workflows: new Workflows(store) }),
     ...requestRoutes({ store, requests, timeZone, maxPageSize, showCreated: () => settings.value<boolean>('api.jobs.showCreated'), openWork }),
     ...systemRoutes(system),
     ...botRoutes(site, system, lines),

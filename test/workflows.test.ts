@@ -8,7 +8,7 @@ import { Store } from '../src/store/store.js';
 import { workflowRoutes, WORKFLOW_COLLECTIONS } from '../src/http/routes/workflows.js';
 import type { Caller } from '../src/http/route.js';
 import { HttpError } from '../src/http/errors.js';
-import { createWorkflow, getWorkflow, listWorkflows } from '../src/domain/workflows/workflows.js';
+import { createWorkflow, getWorkflow, listWorkflows, Workflows } from '../src/domain/workflows/workflows.js';
 import { Client } from './helpers/client.js';
 import { startServer, testCertificate } from './helpers/server.js';
 
@@ -38,7 +38,7 @@ const authenticate = (headers: Readonly<Record<string, string>>): Caller => {
 t.test('scanner workflows', async (t) => {
   const dir = mkdtempSync(path.join(tmpdir(), 'wh-workflows-'));
   const store = await Store.open({ dir }, [...WORKFLOW_COLLECTIONS]);
-  const s = await startServer(workflowRoutes({ store }), { authenticate });
+  const s = await startServer(workflowRoutes({ workflows: new Workflows(store) }), { authenticate });
   const ca = readFileSync((await testCertificate()).certFile);
   const c = new Client(s.server.port, ca, 'admin');
   const viewer = new Client(s.server.port, ca, 'viewer');

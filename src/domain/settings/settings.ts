@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import type { Collection, CollectionDef } from '../../store/collection.js';
 import type { Store } from '../../store/store.js';
 import type { Caller } from '../auth/caller.js';
-import { roles } from '../auth/records.js';
+import { roles, users } from '../auth/records.js';
 import { DomainError, NotFoundError, ValidationError, type ValidationIssue } from '../errors.js';
 import { valueProblem, type Scope, type SettingDef, type ValueType } from './registry.js';
 import type { Events } from '../events/events.js';
@@ -88,6 +88,13 @@ export class Settings {
   value<T>(key: string): T {
     if (this.startValues.has(key)) return this.startValues.get(key) as T;
     return this.systemValue(key) as T;
+  }
+
+  /** Reading or changing another user's settings needs more than one's own: NotFoundError for no such user, 'forbidden' without `permission`. */
+  checkUserAccess(caller: Caller, userIdx: number, permission: string): void {
+    if (!this.store.collection(users).has(userIdx)) throw new NotFoundError(`user ${userIdx} does not exist`);
+    const own = caller.kind === 'user' && caller.id === userIdx;
+    if (!own && !caller.permissions.has(permission)) throw new DomainError('forbidden', `another user's settings need the permission ${permission}`);
   }
 
   /** `settings_version` of client_state: moves with every change. */

@@ -72,3 +72,28 @@ export async function deleteWorkflow(store: Store, id: string): Promise<Workflow
 
 // UUIDs are case-insensitive (RFC 9562); ours are stored in the lowercase randomUUID gives.
 const normalizeId = (id: string) => id.toLowerCase();
+
+/** The scanner workflows of one store: the service the HTTP routes call (they never see the store). */
+export class Workflows {
+  constructor(private readonly store: Store) {}
+
+  /** Creates a workflow from a definition that has been checked. */
+  create(input: WorkflowInput): Promise<WorkflowRecord> {
+    return createWorkflow(this.store, input);
+  }
+
+  /** Every workflow, oldest first. */
+  list(): WorkflowRecord[] {
+    return listWorkflows(this.store);
+  }
+
+  /** One workflow; NotFoundError when there is none. */
+  get(id: string): WorkflowRecord {
+    return getWorkflow(this.store, id);
+  }
+
+  /** Deletes one workflow and answers it as it was. */
+  delete(id: string): Promise<WorkflowRecord> {
+    return deleteWorkflow(this.store, id);
+  }
+}

@@ -1,9 +1,6 @@
 /** Spec 4.11: settings. */
 import Type from 'typebox';
-import { users } from '../../domain/auth/records.js';
-import { DomainError, NotFoundError } from '../../domain/errors.js';
 import type { Settings } from '../../domain/settings/settings.js';
-import type { Store } from '../../store/store.js';
 import { stampPair } from '../../domain/time.js';
 import { AUTHENTICATED, route, type AnyRoute, type Caller } from '../route.js';
 import { ErrorBody } from '../errors.js';
@@ -53,7 +50,7 @@ const UserIdx = Type.Object({ user_idx: Type.Integer({ minimum: 1 }) });
 const KeyParam = Type.Object({ key: Key });
 
 /** The routes of spec 4.11. */
-export function settingsRoutes(settings: Settings, store: Store, timeZone: string): AnyRoute[] {
+export function settingsRoutes(settings: Settings, timeZone: string): AnyRoute[] {
   const userOf = (caller: Caller) => (caller.kind === 'user' ? caller.id! : null);
   const view = (s: ReturnType<Settings['get']>) => ({
     id: s.id, key: s.key, value_json: s.value_json, default_value_json: s.default_value_json, required_role: s.required_role,
@@ -61,11 +58,6 @@ export function settingsRoutes(settings: Settings, store: Store, timeZone: strin
     ...stampPair('created_at', s.created_at, timeZone),
     ...stampPair('updated_at', s.updated_at, timeZone),
   });
-  /** Reading or changing another user's settings needs more than one's own. */
-  const checkUser = (caller: Caller, idx: number, permission: string) => {
-    if (!store.collection(users).has(idx)) throw new NotFoundError(`user ${idx} does not exist`);
-    if (userOf(caller) !== idx && !caller.permissions.has(permission)) throw new DomainError('forbidden', `another user's settings need the permission ${permission}`);
-  };
 
   return [
     route({
@@ -110,7 +102,7 @@ export function settingsRoutes(settings: Settings, store: Store, timeZone: strin
       summary: 'Resolved settings of a user (others\' need settings:view)',
       params: UserIdx, responses: { 200: Resolved, 404: ErrorBody },
       handler: ({ caller, params }) => {
-        checkUser(caller, params.user_idx, 'settings:view');
+        settings.checkUserAccess(caller, params.user_idx, 'settings:view');
         return { settings: settings.resolved(caller, 'user', params.user_idx) };
       },
     }),
@@ -119,7 +111,7 @@ export function settingsRoutes(settings: Settings, store: Store, timeZone: strin
       summary: 'Change and reset a user\'s settings (others\' need settings:update_users)',
       params: UserIdx, body: UpdatesBody, responses: { 200: Resolved, 404: ErrorBody },
       handler: async ({ caller, params, body }) => {
-        checkUser(caller, params.user_idx, 'settings:update_users');
+        settings.checkUserAccess(caller, params.user_idx, 'settings:update_users');
         await settings.update(caller, params.user_idx, body.updates ?? {}, body.resets ?? []);
         return { settings: settings.resolved(caller, 'user', params.user_idx) };
       },

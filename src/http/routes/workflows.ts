@@ -1,7 +1,6 @@
 /** Spec 4.13: scanner workflows. */
-import { createWorkflow, deleteWorkflow, getWorkflow, listWorkflows, WORKFLOW_COLLECTIONS, type WorkflowRecord } from '../../domain/workflows/workflows.js';
+import { WORKFLOW_COLLECTIONS, type WorkflowRecord, type Workflows } from '../../domain/workflows/workflows.js';
 import { utcTime } from '../../domain/time.js';
-import type { Store } from '../../store/store.js';
 import { ErrorBody } from '../errors.js';
 import { route, type AnyRoute } from '../route.js';
 import { WorkflowCreateBody, WorkflowDeleted, WorkflowDetail, WorkflowIdParam, WorkflowList } from '../schemas/workflows.js';
@@ -9,7 +8,7 @@ import { WorkflowCreateBody, WorkflowDeleted, WorkflowDetail, WorkflowIdParam, W
 export { WORKFLOW_COLLECTIONS };
 
 export interface WorkflowRouteDeps {
-  store: Store;
+  workflows: Workflows;
 }
 
 const listItem = (w: WorkflowRecord) => ({
@@ -18,9 +17,9 @@ const listItem = (w: WorkflowRecord) => ({
 });
 const detail = (w: WorkflowRecord) => ({ ...listItem(w), workflowDefinition: w.workflowDefinition });
 
-/** The routes of spec 4.13, on the store. */
+/** The routes of spec 4.13, on the workflows service. */
 export function workflowRoutes(deps: WorkflowRouteDeps): AnyRoute[] {
-  const { store } = deps;
+  const { workflows } = deps;
   return [
     route({
       method: 'GET', path: '/api/v2/workflows', tag: 'Workflows', permission: 'workflows:view',
@@ -28,7 +27,7 @@ export function workflowRoutes(deps: WorkflowRouteDeps): AnyRoute[] {
       description: 'Every workflow, oldest first, without definitions. Not paginated (spec 4.13).',
       responses: { 200: WorkflowList },
       handler: () => {
-        const items = listWorkflows(store).map(listItem);
+        const items = workflows.list().map(listItem);
         return { items, total: items.length };
       },
     }),
@@ -38,14 +37,14 @@ export function workflowRoutes(deps: WorkflowRouteDeps): AnyRoute[] {
       description: 'The definition is checked as a whole (ids, references, reachability, variables, API actions); every problem is one entry of the 422 body. See docs/workflows.md.',
       body: WorkflowCreateBody,
       responses: { 201: WorkflowDetail },
-      handler: async ({ body }) => detail(await createWorkflow(store, body)),
+      handler: async ({ body }) => detail(await workflows.create(body)),
     }),
     route({
       method: 'GET', path: '/api/v2/workflows/{workflow_id}', tag: 'Workflows', permission: 'workflows:view',
       summary: 'One scanner workflow with its definition',
       params: WorkflowIdParam,
       responses: { 200: WorkflowDetail, 404: ErrorBody },
-      handler: ({ params }) => detail(getWorkflow(store, params.workflow_id)),
+      handler: ({ params }) => detail(workflows.get(params.workflow_id)),
     }),
     route({
       method: 'DELETE', path: '/api/v2/workflows/{workflow_id}', tag: 'Workflows', permission: 'workflows:delete',
@@ -54,7 +53,7 @@ export function workflowRoutes(deps: WorkflowRouteDeps): AnyRoute[] {
       params: WorkflowIdParam,
       responses: { 200: WorkflowDeleted, 404: ErrorBody },
       handler: async ({ params }) => {
-        const removed = await deleteWorkflow(store, params.workflow_id);
+        const removed = await workflows.delete(params.workflow_id);
         return { message: `Workflow ${removed.title} deleted`, id: removed.id };
       },
     }),
