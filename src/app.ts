@@ -26,6 +26,7 @@ import { Inventory } from './domain/inventory/inventory.js';
 import { InventoryView } from './domain/inventory/view.js';
 import { SkuTable } from './domain/inventory/sku-table.js';
 import { OpenWork } from './domain/requests/open-work.js';
+import { jobSource, requestSource } from './domain/requests/list-sources.js';
 import { SkuImages } from './domain/inventory/images.js';
 import { inventoryRoutes } from './http/routes/inventory.js';
 import { Events } from './domain/events/events.js';
@@ -235,7 +236,10 @@ async function assemble(config: Config, logger: Logger, options: AppOptions, und
     eventStreamRoute(events, { timeZone, maxPageSize, auth: streamAuth }),
     ...supportRoutes({ outbox: supportOutbox, timeZone }),
     ...workflowRoutes({ workflows: new Workflows(store) }),
-    ...requestRoutes({ store, requests, timeZone, maxPageSize, showCreated: () => settings.value<boolean>('api.jobs.showCreated'), openWork }),
+    ...requestRoutes({
+      requests, timeZone, maxPageSize, requestSource: requestSource(store),
+      jobSource: jobSource(store, () => settings.value<boolean>('api.jobs.showCreated'), openWork),
+    }),
     ...systemRoutes(system),
     ...botRoutes(site, system, lines),
     botStreamRoute(system, streamAuth),

@@ -9,7 +9,8 @@ import { Store } from '../src/store/store.js';
 import { jobs, newJob, JOB_STATUSES, type JobRecord } from '../src/domain/requests/records.js';
 import { OpenWork } from '../src/domain/requests/open-work.js';
 import { collectionSource, executeList, parseListQuery } from '../src/domain/list/index.js';
-import { JOB_FIELDS, jobSource } from '../src/http/routes/requests.js';
+import { JOB_FIELDS } from '../src/http/routes/requests.js';
+import { jobSource } from '../src/domain/requests/list-sources.js';
 
 t.test('lists of open statuses come from memory and match the store', async (t) => {
   const seed = Number(process.env['SEED'] ?? Date.now() % 1_000_000);

@@ -2,27 +2,23 @@
 import Type from 'typebox';
 import type { Caller } from '../../domain/auth/caller.js';
 import { DomainError, ValidationError } from '../../domain/errors.js';
-import { collectionSource, type FieldTable, type ListSource } from '../../domain/list/index.js';
+import type { FieldTable, ListSource } from '../../domain/list/index.js';
 import type { InputKind, RequestInput } from '../../domain/requests/inputs.js';
-import { isFinalJob, jobDetails, jobs, requests, type JobRecord, type JobStatus, type RequestRecord } from '../../domain/requests/records.js';
-import type { OpenWork } from '../../domain/requests/open-work.js';
+import { jobDetails, type JobRecord, type RequestRecord } from '../../domain/requests/records.js';
 import type { Requests } from '../../domain/requests/requests.js';
 import { stampPair } from '../../domain/time.js';
-import type { Store } from '../../store/store.js';
 import { ErrorBody } from '../errors.js';
 import { listRoute } from '../list-route.js';
 import { AUTHENTICATED, Reply, route, type AnyRoute } from '../route.js';
 import { AbortBody, JobGraphResponse, JobResponse, PutawayResponse, RequestInputBody, RequestResponse, TriggerBody } from '../schemas/requests.js';
 
 export interface RequestRouteDeps {
-  store: Store;
   requests: Requests;
+  /** GET /requests and GET /jobs read these (src/domain/requests/list-sources.ts). */
+  requestSource: ListSource<RequestRecord>;
+  jobSource: ListSource<JobRecord>;
   timeZone: string;
   maxPageSize: number;
-  /** api.jobs.showCreated, read on every list. */
-  showCreated: () => boolean;
-  /** The open jobs in memory, kept current on every commit: lists of open statuses read them. */
-  openWork: Pick<OpenWork, 'jobsWithStatus'>;
 }
 
 /** The permission each input kind needs (docs/auth.md). */
@@ -89,34 +85,6 @@ export function jobView(j: JobRecord, zone: string) {
   };
 }
 
-/**
- * Jobs without the internal plans (CREATED) unless the setting shows them. A filter on open
- * statuses (an integration's poll of EXECUTING jobs) reads the open work in memory, in the
- * order the store's status index gives, instead of decoding each job; ended ones come from
- * the store. Rows are never written in place (a changed job is read anew), so their items
- * may be kept.
- */
-export function jobSource(store: Store, showCreated: () => boolean, open: Pick<OpenWork, 'jobsWithStatus'>): ListSource<JobRecord> {
-  const base = collectionSource(store.collection(jobs), { id: null, carrier_id: 'carrier_id', request_id: 'request_id', status: 'status' });
-  const visible = function* (rows: Iterable<JobRecord>) {
-    const all = showCreated();
-    for (const j of rows) if (all || j.status !== 'CREATED') yield j;
-  };
-  return {
-    rowsImmutable: true,
-    lookup(field, values) {
-      if (field === 'status' && (values as JobStatus[]).every((s) => !isFinalJob(s))) {
-        return visible((function* () {
-          for (const status of values as JobStatus[]) yield* open.jobsWithStatus(status);
-        })());
-      }
-      const rows = base.lookup(field, values);
-      return rows && visible(rows);
-    },
-    scan: () => visible(base.scan()),
-  };
-}
-
 /** An Idempotency-Key is the caller's own: two callers may use the same value. */
 function scopedKey(caller: Caller, header: string | undefined): string | undefined {
   if (header === undefined) return undefined;
@@ -154,13 +122,13 @@ export function requestRoutes(deps: RequestRouteDeps): AnyRoute[] {
     listRoute({
       path: '/api/v2/requests', tag: 'Requests', permission: 'requests:view',
       summary: 'Requests, newest first unless sort_by says otherwise',
-      fields: REQUEST_FIELDS, source: collectionSource(deps.store.collection(requests), { id: null, status: 'status' }), item: RequestResponse,
+      fields: REQUEST_FIELDS, source: deps.requestSource, item: RequestResponse,
       view: (r) => requestView(r, zone), options: { maxPageSize: deps.maxPageSize, timeZone: zone, defaultSort: '-created_at' },
     }),
     listRoute({
       path: '/api/v2/jobs', tag: 'Requests', permission: 'jobs:view',
       summary: 'Jobs, newest first unless sort_by says otherwise; CREATED plans only with the setting api.jobs.showCreated',
-      fields: JOB_FIELDS, source: jobSource(deps.store, deps.showCreated, deps.openWork), item: JobResponse,
+      fields: JOB_FIELDS, source: deps.jobSource, item: JobResponse,
       view: (j) => jobView(j, zone), options: { maxPageSize: deps.maxPageSize, timeZone: zone, defaultSort: '-created_at' },
     }),
     route({
