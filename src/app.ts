@@ -230,7 +230,7 @@ async function assemble(config: Config, logger: Logger, options: AppOptions, und
       settingsOf: (caller) => ({ ...settings.resolved(caller, 'system', null), ...settings.resolved(caller, 'user', caller.kind === 'user' ? caller.id! : null) }),
       settingsVersion: () => settings.version(),
     }),
-    ...inventoryRoutes({ site, store, inventory, view, skus: skuTable, images: new SkuImages(config.state_dir), timeZone, maxPageSize }),
+    ...inventoryRoutes({ site, inventory, view, skus: skuTable, images: new SkuImages(config.state_dir), timeZone, maxPageSize }),
     ...settingsRoutes(settings, timeZone),
     ...eventRoutes(eventSource(store), { timeZone, maxPageSize }),
     eventStreamRoute(events, { timeZone, maxPageSize, auth: streamAuth }),

@@ -4,13 +4,12 @@ import { NotFoundError } from '../../domain/errors.js';
 import { ErrorBody } from '../errors.js';
 import type { Inventory } from '../../domain/inventory/inventory.js';
 import type { SkuImages } from '../../domain/inventory/images.js';
-import { skus, type BoxRecord, type LoadRecord, type SkuRecord } from '../../domain/inventory/records.js';
+import type { BoxRecord, LoadRecord, SkuRecord } from '../../domain/inventory/records.js';
 import { boxSize, codeDigits, legacyCode, SECTIONS } from '../../domain/inventory/section-code.js';
 import type { InventoryRow, InventoryView } from '../../domain/inventory/view.js';
 import type { FieldTable } from '../../domain/list/index.js';
 import type { SkuTable } from '../../domain/inventory/sku-table.js';
 import type { Site } from '../../domain/site/load.js';
-import type { Store } from '../../store/store.js';
 import { legacyStamp, stampPair, utcStamp } from '../../domain/time.js';
 import { listRoute } from '../list-route.js';
 import { Binary } from '../multipart.js';
@@ -22,7 +21,6 @@ import {
 
 export interface InventoryRouteDeps {
   site: Site;
-  store: Store;
   inventory: Inventory;
   view: InventoryView;
   /** Every SKU in memory: the SKU list's source (a search reads them all). */
@@ -99,10 +97,9 @@ export function inventoryFields(): FieldTable<InventoryRow> {
 export function inventoryRoutes(deps: InventoryRouteDeps): AnyRoute[] {
   const { inventory, view, images, site, timeZone: zone } = deps;
   const listOptions = { maxPageSize: deps.maxPageSize, timeZone: zone };
-  const skuRecords = deps.store.collection(skus);
 
   const boxView = (b: BoxRecord) => ({ id: b.id, section_code: legacyCode(b.code32), section_code_32: b.code32 });
-  const loadView = (l: LoadRecord) => ({ sku_id: l.sku_id, item_count: l.item_count, item_count_max: l.item_count_max, name: skuRecords.get(l.sku_id)?.name ?? null });
+  const loadView = (l: LoadRecord) => ({ sku_id: l.sku_id, item_count: l.item_count, item_count_max: l.item_count_max, name: deps.skus.get(l.sku_id)?.name ?? null });
   const skuView = (s: SkuRecord) => ({
     id: s.id, name: s.name, measurement_unit: s.measurement_unit, on_empty_sku_action: s.on_empty_sku_action,
     allowed_box_size_capacities: s.allowed_box_size_capacities, balcony_ids: s.balcony_ids,
