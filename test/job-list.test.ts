@@ -2,6 +2,7 @@
 // work in memory (issue 22): the same pages as the store's status index gives, after commits
 // that move jobs between statuses, and no job record decoded from LMDB.
 import t from 'tap';
+import { Random } from '../src/sim/random.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -15,8 +16,8 @@ import { jobSource } from '../src/domain/requests/list-sources.js';
 t.test('lists of open statuses come from memory and match the store', async (t) => {
   const seed = Number(process.env['SEED'] ?? Date.now() % 1_000_000);
   t.comment(`seed ${seed}`);
-  let state = seed;
-  const random = () => ((state = (state * 1103515245 + 12345) % 2147483648) / 2147483648);
+  const rng = new Random(seed);
+  const random = () => rng.next();
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
 
   const dir = mkdtempSync(path.join(tmpdir(), 'wh-job-list-'));

@@ -2,6 +2,7 @@
 // commits of this thread and of another one (heard through the commit notices), every list
 // query answers as the store itself would, and a search reads no SKU record from LMDB.
 import t from 'tap';
+import { Random } from '../src/sim/random.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -26,8 +27,8 @@ function sku(id: string, n: number, unit: string, word: string, deleted: boolean
 t.test('the table answers every list query as the store does, after commits of either thread', async (t) => {
   const seed = Number(process.env['SEED'] ?? Date.now() % 1_000_000);
   t.comment(`seed ${seed}`);
-  let state = seed;
-  const random = () => ((state = (state * 1103515245 + 12345) % 2147483648) / 2147483648);
+  const rng = new Random(seed);
+  const random = () => rng.next();
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
 
   const dir = mkdtempSync(path.join(tmpdir(), 'wh-sku-table-'));
