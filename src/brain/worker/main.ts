@@ -101,6 +101,14 @@ const brain = new Brain({
   radio: init.links ? { send: (level, node, command) => radio.send(level, node, command), onBot: (listener) => radio.onBot(listener) } : undefined,
 });
 
+/**
+ * The lines' state when this thread was made, updated by what the main thread says while the
+ * brain starts, and told to the brain once it has: applied after, the state at spawn time
+ * would overwrite newer news (a line up that came during the start read as still opening).
+ */
+const linesAtStart = new Map(init.lines.map((status) => [status.level_id, status]));
+let started = false;
+
 port.on('message', (message: ToBrain) => {
   switch (message.type) {
     case 'settings':
@@ -114,7 +122,8 @@ port.on('message', (message: ToBrain) => {
       radio.heard(message.event);
       break;
     case 'line':
-      brain.lineChanged(message.status);
+      if (started) brain.lineChanged(message.status);
+      else linesAtStart.set(message.status.level_id, message.status);
       break;
     case 'call':
       void answer(message.id, message.method, message.args);
@@ -152,5 +161,6 @@ async function answer(id: number, method: string, args: unknown[]): Promise<void
 }
 
 await brain.start();
-for (const status of init.lines) brain.lineChanged(status);
+started = true;
+for (const status of linesAtStart.values()) brain.lineChanged(status);
 post({ type: 'ready' });
