@@ -40,6 +40,8 @@ const RECONCILE_MS = 3000;
 
 /** A level whose bots have all been silent this long (with the radio running) puts the storage in ERROR. */
 const SILENT_LEVEL_MS = 10_000;
+/** How long a bot whose charging request was refused waits before the brain asks again. */
+const CHARGE_RETRY_MS = 30_000;
 
 export interface BrainDeps {
   store: Store;
@@ -74,6 +76,8 @@ export class Brain {
   private timer: NodeJS.Timeout | undefined;
   private passing: Promise<void> | undefined;
   private again = false;
+  /** Bots whose charging request was refused, and when to ask again. */
+  private readonly chargeRefusedUntil = new Map<number, number>();
   private readonly stops: (() => void)[] = [];
   private lights: BalconyLights | undefined;
   private startedAt = 0;
@@ -157,7 +161,10 @@ export class Brain {
         this.passing = undefined;
         if (this.again) {
           this.again = false;
-          this.wake();
+          // A pass woken by its own commits runs on the next turn, not in this chain of
+          // microtasks: chained passes never let the event loop deliver the other thread's
+          // commit notices, so a pass that kept failing on work it could not see spun forever.
+          setImmediate(() => this.wake());
         }
       });
   }
@@ -302,12 +309,15 @@ export class Brain {
     for (const m of this.deps.motion.values()) {
       const chargers = this.deps.site.level(m.levelId)!.chargers;
       for (const { bot, why } of botsToCharge(chargers, m.bots(), this.deps.work.jobsOn(m.levelId), open, this.deps.chargeBelow())) {
+        if ((this.chargeRefusedUntil.get(bot.id) ?? 0) > this.deps.now()) continue;
         try {
           const { request } = await this.deps.requests.create({ type: 'RECHARGE', bot_id: bot.id });
           this.log.info({ bot_id: bot.id, battery: bot.battery, request_id: request.id },
             why === 'low' ? 'battery low: sent to charge' : 'idle with a charger free: sent to top up its battery');
         } catch (err) {
-          this.log.warn({ err, bot_id: bot.id }, 'a bot should charge, but no charging request could be made');
+          // Each refusal is an aborted request on record: asking again every pass would fill the store.
+          this.chargeRefusedUntil.set(bot.id, this.deps.now() + CHARGE_RETRY_MS);
+          this.log.warn({ err, bot_id: bot.id, retry_in_s: CHARGE_RETRY_MS / 1000 }, 'a bot should charge, but no charging request could be made');
         }
       }
     }
