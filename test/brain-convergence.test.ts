@@ -96,7 +96,8 @@ t.test('restart_brain in the middle of work: the work resumes and ends', async (
 });
 
 t.test('an offboarded bot is out of service and gets no work until it is onboarded again', async (t) => {
-  const a = await startE2eApp();
+  // Full batteries: no bot goes to top up at the charger, which would make bot 3 busy (409) at random.
+  const a = await startE2eApp({ WAREHOUSE_SIM_BATTERY_PERMILLE: '1000' });
   t.teardown(() => a.close());
   const off = await post(a, '/api/v2/requests', { type: 'OFFBOARD', bot_id: 3, balcony_id: 1 });
   t.equal(off.status, 201, JSON.stringify(off.json));
