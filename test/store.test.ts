@@ -68,6 +68,57 @@ t.test('a refused write changes nothing, even its earlier steps', async (t) => {
   t.equal(c.get('a')?.group, 3, 'a record keeps its own unique value');
 });
 
+t.test('writes asked for in one turn commit together; one that throws is refused alone', async (t) => {
+  const dir = tempDir(t);
+  const store = await Store.open({ dir }, [things]);
+  const c = store.collection(things);
+  const notices: string[][] = [];
+  store.onCommit((notice) => notices.push([...(notice['things'] ?? [])].map(String)));
+  const after: string[] = [];
+
+  const together = await Promise.all(['a', 'b', 'c'].map((id) => store.write(() => {
+    c.put({ id, group: 1, tags: [] });
+    store.afterCommit(() => after.push(id));
+    return store.nextId('things');
+  })));
+  t.same(together, [1, 2, 3], 'each write has its own result, in the order asked');
+  t.same(notices, [['a', 'b', 'c']], 'one commit: one notice with every key');
+  t.same(after, ['a', 'b', 'c'], 'each write\'s callbacks, in order, once durable');
+
+  notices.length = 0;
+  const outcomes = await Promise.allSettled([
+    store.write(() => c.put({ id: 'd', group: 2, tags: [] })),
+    store.write(() => {
+      c.put({ id: 'e', group: 2, tags: ['half-done'] });
+      throw new Error('refused');
+    }),
+    store.write(() => c.put({ id: 'f', group: 2, tags: [] })),
+  ]);
+  t.same(outcomes.map((o) => o.status), ['fulfilled', 'rejected', 'fulfilled']);
+  t.match((outcomes[1] as PromiseRejectedResult).reason, /refused/);
+  t.ok(c.has('d') && c.has('f'), 'the others are kept');
+  t.notOk(c.has('e'), 'nothing of the one that threw');
+  t.same([...c.findBy('tags', 'half-done')], []);
+  t.same(notices, [['d'], ['f']], 'tried again one by one');
+
+  // A write inside a write is part of it; a write asked for just before close() is kept.
+  const nested = await store.write(() => {
+    c.put({ id: 'g', group: 3, tags: [] });
+    return store.write(() => {
+      c.put({ id: 'h', group: 3, tags: [] });
+      return 'inner result';
+    });
+  });
+  t.equal(nested, 'inner result');
+  t.ok(c.has('g') && c.has('h'));
+  const last = store.write(() => c.put({ id: 'last', group: 4, tags: [] }));
+  await store.close();
+  await last;
+  const again = await Store.open({ dir }, [things]);
+  t.teardown(() => again.close());
+  t.ok(again.collection(things).has('last'), 'close() waits for queued writes');
+});
+
 t.test('writes outside Store.write are refused', async (t) => {
   const store = await Store.open({ dir: tempDir(t) }, [things]);
   t.teardown(() => store.close());
