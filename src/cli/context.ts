@@ -11,17 +11,9 @@ import { Store } from '../store/store.js';
 import { ALL_COLLECTIONS } from '../domain/collections.js';
 import { MIGRATIONS } from '../store/migrations.js';
 import { holdStateDir, StateDirInUse } from '../state-dir.js';
+import { CliError, EXIT } from './exit.js';
 
-/** sysexits(3) and the status codes of `status` (those of LSB init scripts). */
-export const EXIT = { ok: 0, failure: 1, notRunning: 3, unknown: 4, usage: 64, dataError: 65, noInput: 66, software: 70, cannotCreate: 73, config: 78 } as const;
-
-/** A subcommand that cannot do its job: the message for stderr and the exit status. */
-export class CliError extends Error {
-  constructor(message: string, readonly exit: number) {
-    super(message);
-    this.name = 'CliError';
-  }
-}
+export { CliError, EXIT } from './exit.js';
 
 /** The environment file the unit reads (EnvironmentFile=). */
 export const DEFAULT_ENV_FILE = '/etc/warehouse-controller/environment';

@@ -5,15 +5,12 @@
  * scripts need it) and exits with a status a script can test; none starts the daemon.
  */
 import { parseArgs } from 'node:util';
-import { ConfigError } from '../config/config.js';
 import { VERSION } from '../version.js';
-import { StoreVersionError } from '../store/store.js';
-import { CliError, cliConfig, EXIT, type CliOptions } from './context.js';
-import { formatStatus, statusExit, statusReport } from './status.js';
-import { checkConfigCommand } from './check-config.js';
-import { backup, restore } from './backup.js';
-import { resetAdmin } from './reset-admin.js';
-import { botsTable, events, requestsTable } from './reads.js';
+import { CliError, EXIT } from './exit.js';
+import type { CliOptions } from './context.js';
+
+// Each command's modules (the store, the domain, the archive) load when that command runs:
+// loading them all took about 2 s before even `--help` could answer.
 
 const USAGE = `usage: warehouse-controller [--state-dir DIR] [--env-file FILE] <command> [options]
 
@@ -72,11 +69,14 @@ async function run(argv: string[]): Promise<number> {
   };
 
   switch (command) {
-    case 'check-config':
+    case 'check-config': {
       expect(0, 'no arguments');
+      const { checkConfigCommand } = await import('./check-config.js');
       return checkConfigCommand(options, out, err);
+    }
     case 'status': {
       expect(0, 'no arguments');
+      const [{ cliConfig }, { formatStatus, statusExit, statusReport }] = await Promise.all([import('./context.js'), import('./status.js')]);
       let report;
       try {
         report = await statusReport(cliConfig(options));
@@ -91,12 +91,14 @@ async function run(argv: string[]): Promise<number> {
     case 'backup': {
       expect(0, '--out FILE');
       if (!values.out) throw new CliError('backup needs --out FILE', EXIT.usage);
+      const [{ cliConfig }, { backup }] = await Promise.all([import('./context.js'), import('./backup.js')]);
       const manifest = await backup(cliConfig(options), options, values.out);
       out(`backup written to ${values.out}: ${Object.keys(manifest.files).length} files, version ${manifest.version}, schema ${manifest.schema_version}\n`);
       return EXIT.ok;
     }
     case 'restore': {
       expect(1, 'the archive: restore FILE');
+      const [{ cliConfig }, { restore }] = await Promise.all([import('./context.js'), import('./backup.js')]);
       const done = await restore(cliConfig(options), rest[0]!);
       out(`restored ${rest[0]} (made ${done.manifest.created_at} by ${done.manifest.version} on ${done.manifest.hostname}); the previous state is in ${done.previous}\n`);
       if (done.config) out(`the configuration and TLS files of the backup are in ${done.config}: compare them with /etc/warehouse-controller before starting\n`);
@@ -104,20 +106,26 @@ async function run(argv: string[]): Promise<number> {
     }
     case 'reset-admin': {
       expect(0, 'no arguments (--out FILE)');
+      const [{ cliConfig }, { resetAdmin }] = await Promise.all([import('./context.js'), import('./reset-admin.js')]);
       const done = await resetAdmin(cliConfig(options), values.out);
       out(`new password for ${done.email} written to ${done.file} (mode 0600): log in, change it, then delete the file\n`);
       return EXIT.ok;
     }
-    case 'bots':
+    case 'bots': {
       expect(0, 'no arguments');
+      const [{ cliConfig }, { botsTable }] = await Promise.all([import('./context.js'), import('./reads.js')]);
       out(await botsTable(cliConfig(options)));
       return EXIT.ok;
-    case 'requests':
+    }
+    case 'requests': {
       expect(0, 'no arguments');
+      const [{ cliConfig }, { requestsTable }] = await Promise.all([import('./context.js'), import('./reads.js')]);
       out(await requestsTable(cliConfig(options), { all: values.all ?? false, limit }));
       return EXIT.ok;
+    }
     case 'events': {
       expect(0, 'no arguments');
+      const [{ cliConfig }, { events }] = await Promise.all([import('./context.js'), import('./reads.js')]);
       const stop = new AbortController();
       process.once('SIGINT', () => stop.abort());
       process.once('SIGTERM', () => stop.abort());
@@ -134,7 +142,9 @@ run(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
   },
-  (e: unknown) => {
+  async (e: unknown) => {
+    // Loaded already when one of them was thrown; otherwise loading them costs only this error path.
+    const [{ StoreVersionError }, { ConfigError }] = await Promise.all([import('../store/store.js'), import('../config/config.js')]);
     if (e instanceof CliError) {
       err(`warehouse-controller: ${e.message}\n`);
       process.exitCode = e.exit;
