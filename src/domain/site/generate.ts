@@ -2,15 +2,17 @@
  * Deterministic generator of site layouts for the demo, tests and benchmarks. The same
  * options and seed always give the same document, so a site can be named by its options.
  *
- * Shape of each level (x to the right, y down):
- *   row 0        balcony ports and buffers (B P P B per balcony), walls between
- *   row 1        highway (top of the ring)
- *   rows 2..H-3  blocks of storage 1-3 deep on both sides of vertical aisles, with a
- *                highway cross aisle every CROSS_EVERY rows
- *   row H-2      highway (bottom of the ring)
- *   row H-1      wall
- *   column 0     chargers (C) and walls, next to the ring's left column (x = 1)
- *   column W-1   wall; column W-2 is the ring's right column
+ * Shape of each level (x to the right, y down), with k = `highwayRows` (default 1):
+ *   row 0          balcony ports and buffers (B P P B per balcony), walls between
+ *   rows 1..k      highway (top of the ring): where the balconies' traffic meets
+ *   rows k+1..H-3  blocks of storage 1-3 deep on both sides of vertical aisles, with a
+ *                  highway cross aisle every `crossEvery` rows (default 12)
+ *   row H-2        highway (bottom of the ring)
+ *   row H-1        wall
+ *   column 0       chargers (C) and walls, next to the ring's left column (x = 1)
+ *   column W-1     wall; column W-2 is the ring's right column
+ * The defaults are the generator's original layout, which the demo and every existing site
+ * are made of; highways.ts picks larger values in proportion to the bots.
  */
 import {
   CELL_CHAR, HEADINGS, LAYOUT_VERSION,
@@ -31,6 +33,12 @@ export interface GenerateOptions {
   boxesPerCarrier: number;
   skus: number;
   seed: number;
+  /** Highway rows between the balconies and the storage (default 1). */
+  highwayRows?: number;
+  /** Rows from one highway cross aisle to the next (default 12). */
+  crossEvery?: number;
+  /** Width of the storage area over its height (default 1, near square); wider puts more storage near the balconies on row 0. */
+  aspect?: number;
 }
 
 const CROSS_EVERY = 12;
@@ -109,6 +117,10 @@ function checkOptions(o: GenerateOptions): void {
   whole('seed', 0);
   if (!(o.carrierFill >= 0 && o.carrierFill <= 1)) throw new RangeError(`carrierFill must be within 0..1, got ${o.carrierFill}`);
   if (!(o.boxesPerCarrier >= 0 && o.boxesPerCarrier <= SECTIONS)) throw new RangeError(`boxesPerCarrier must be within 0..${SECTIONS}, got ${o.boxesPerCarrier}`);
+  if (o.highwayRows !== undefined) whole('highwayRows', 1);
+  // Cross aisles 1 row apart would leave no storage row between them.
+  if (o.crossEvery !== undefined) whole('crossEvery', 2);
+  if (o.aspect !== undefined && !(o.aspect >= 0.25 && o.aspect <= 16)) throw new RangeError(`aspect must be within 0.25..16, got ${o.aspect}`);
 }
 
 // ---------------------------------------------------------------------------- grid
@@ -116,20 +128,31 @@ function checkOptions(o: GenerateOptions): void {
 interface LevelPlan {
   width: number;
   height: number;
+  /** Highway rows under the balconies: rows 1..highwayRows. */
+  highwayRows: number;
+  crossEvery: number;
   /** Lane depth on each side of each aisle block, left to right. */
   blocks: number[];
   balconies: number;
   chargers: number;
 }
 
-const isCrossRow = (y: number, height: number): boolean => y >= 2 && y <= height - 3 && (y - 1) % CROSS_EVERY === 0 && y < height - 3;
+/** Whether row y is a highway cross aisle: every `crossEvery` rows below the top highway, never next to the bottom one. */
+function isCrossRow(y: number, plan: Pick<LevelPlan, 'height' | 'highwayRows' | 'crossEvery'>): boolean {
+  const top = plan.highwayRows;
+  return y > top && y < plan.height - 3 && (y - top) % plan.crossEvery === 0;
+}
 
 function planLevel(o: GenerateOptions, rng: Rng): LevelPlan {
-  // A near-square level: about 0.76 of the interior ends up as storage.
-  const interior = Math.max(3, o.chargersPerLevel, Math.round(Math.sqrt(o.spacesPerLevel / 0.76)));
-  const height = interior + 4;
+  // About 0.76 of the interior ends up as storage; with aspect 1 the level is near square.
+  const aspect = o.aspect ?? 1;
+  const interior = Math.max(3, o.chargersPerLevel, Math.round(Math.sqrt(o.spacesPerLevel / 0.76 / aspect)));
+  const highwayRows = o.highwayRows ?? 1;
+  const crossEvery = o.crossEvery ?? CROSS_EVERY;
+  const height = interior + 3 + highwayRows;
+  const rows = { height, highwayRows, crossEvery };
   let storageRows = 0;
-  for (let y = 2; y <= height - 3; y++) if (!isCrossRow(y, height)) storageRows++;
+  for (let y = highwayRows + 1; y <= height - 3; y++) if (!isCrossRow(y, rows)) storageRows++;
   const blocks: number[] = [];
   let spaces = 0;
   let width = 3; // charger column, ring column on the left, wall column on the right
@@ -141,7 +164,7 @@ function planLevel(o: GenerateOptions, rng: Rng): LevelPlan {
     spaces += 2 * depth * storageRows;
     width += 2 * depth + 1; // the block's storage and the aisle on its right
   }
-  return { width, height, blocks, balconies: o.balconiesPerLevel, chargers: o.chargersPerLevel };
+  return { width, height, highwayRows, crossEvery, blocks, balconies: o.balconiesPerLevel, chargers: o.chargersPerLevel };
 }
 
 /** First x of balcony b's "B P P B" group on row 0. */
@@ -162,7 +185,7 @@ function drawLevel(plan: LevelPlan): string[] {
     aisle[x++] = true;
   }
   for (let y = 1; y <= height - 2; y++) {
-    const ring = y === 1 || y === height - 2 || isCrossRow(y, height);
+    const ring = y <= plan.highwayRows || y === height - 2 || isCrossRow(y, plan);
     for (let cx = 1; cx <= width - 2; cx++) {
       grid[y][cx] = ring || aisle[cx] ? CELL_CHAR.highway : storageCol[cx] ? CELL_CHAR.storage : CELL_CHAR.wall;
     }
