@@ -1,7 +1,9 @@
 // Site generator highways (issue 23): the demo and every site generated without the new
-// options stay byte for byte what they were; scaled highways grow with the bots, and every
-// level they give passes the layout checks with each storage space reachable from a balcony.
+// options stay byte for byte what they were; scaled highways (and buffers) grow with the bots,
+// and every level they give passes the layout checks with each storage space reachable from a
+// balcony.
 import t from 'tap';
+import fc from 'fast-check';
 import { createHash } from 'node:crypto';
 import { generateSite, type GenerateOptions } from '../src/domain/site/generate.js';
 import { DEMO_OPTIONS } from '../src/domain/site/demo.js';
@@ -29,23 +31,24 @@ t.test('sites generated without the new options are the ones generated before th
   ];
   for (const [name, options, digest] of before) t.equal(sha256(options), digest, name);
   const demo = JSON.stringify(generateSite(DEMO_OPTIONS));
-  t.ok(demo === JSON.stringify(generateSite({ ...DEMO_OPTIONS, highwayRows: 1, crossEvery: 12, aspect: 1 })), 'the defaults spelt out give the demo');
+  t.ok(demo === JSON.stringify(generateSite({ ...DEMO_OPTIONS, highwayRows: 1, crossEvery: 12, aspect: 1, buffersPerBalcony: 2 })), 'the defaults spelt out give the demo');
 });
 
 t.test('scaled highways follow the bots and the balconies', async (t) => {
-  const table: { bots: number; balconies: number; spaces: number; rows: number; crossEvery: number; aspect: number }[] = [
-    { bots: 10, balconies: 2, spaces: 620, rows: 2, crossEvery: 12, aspect: 1 },
-    { bots: 4, balconies: 2, spaces: 1000, rows: 1, crossEvery: 12, aspect: 1 },
-    { bots: 40, balconies: 6, spaces: 4000, rows: 2, crossEvery: 8, aspect: 3 },
-    { bots: 60, balconies: 6, spaces: 10000, rows: 3, crossEvery: 8, aspect: 3 },
-    { bots: 120, balconies: 6, spaces: 10000, rows: 4, crossEvery: 4, aspect: 3 },
-    { bots: 200, balconies: 4, spaces: 25000, rows: MAX_TOP_ROWS, crossEvery: 5, aspect: 2 },
-    { bots: 50, balconies: 0, spaces: 10000, rows: MAX_TOP_ROWS, crossEvery: 12, aspect: 1 },
-    { bots: 60, balconies: 20, spaces: 10000, rows: 1, crossEvery: 7, aspect: MAX_ASPECT },
+  const table: { bots: number; balconies: number; spaces: number; rows: number; crossEvery: number; aspect: number; buffers: number }[] = [
+    { bots: 10, balconies: 2, spaces: 620, rows: 2, crossEvery: 12, aspect: 1, buffers: 2 },
+    { bots: 4, balconies: 2, spaces: 1000, rows: 1, crossEvery: 12, aspect: 1, buffers: 2 },
+    { bots: 12, balconies: 2, spaces: 1000, rows: 2, crossEvery: 12, aspect: 1, buffers: 4 },
+    { bots: 40, balconies: 6, spaces: 4000, rows: 2, crossEvery: 8, aspect: 3, buffers: 4 },
+    { bots: 60, balconies: 6, spaces: 10000, rows: 3, crossEvery: 8, aspect: 3, buffers: 4 },
+    { bots: 120, balconies: 6, spaces: 10000, rows: 4, crossEvery: 4, aspect: 3, buffers: 4 },
+    { bots: 200, balconies: 4, spaces: 25000, rows: MAX_TOP_ROWS, crossEvery: 5, aspect: 2, buffers: 4 },
+    { bots: 50, balconies: 0, spaces: 10000, rows: MAX_TOP_ROWS, crossEvery: 12, aspect: 1, buffers: 4 },
+    { bots: 60, balconies: 20, spaces: 10000, rows: 1, crossEvery: 7, aspect: MAX_ASPECT, buffers: 2 },
   ];
   for (const row of table) {
     const got = scaledHighways({ spacesPerLevel: row.spaces, botsPerLevel: row.bots, balconiesPerLevel: row.balconies });
-    t.same(got, { highwayRows: row.rows, crossEvery: row.crossEvery, aspect: row.aspect }, `${row.bots} bots, ${row.balconies} balconies, ${row.spaces} spaces`);
+    t.same(got, { highwayRows: row.rows, crossEvery: row.crossEvery, aspect: row.aspect, buffersPerBalcony: row.buffers }, `${row.bots} bots, ${row.balconies} balconies, ${row.spaces} spaces`);
   }
   // More bots on the same level never give fewer highways.
   let last = scaledHighways({ spacesPerLevel: 10000, botsPerLevel: 1, balconiesPerLevel: 6 });
@@ -113,6 +116,11 @@ t.test('scaled layouts pass the layout checks, reach every space and have the hi
     const gaps = rungs.slice(1).map((y, i) => y - rungs[i]!);
     t.ok(gaps.slice(0, -1).every((g) => g === highways.crossEvery) && gaps.at(-1)! <= highways.crossEvery + 1, `${row.name}: cross aisles every ${highways.crossEvery} rows (${gaps.join(', ')})`);
     t.ok(highways.highwayRows >= previousTop, `${row.name}: highway rows do not shrink as bots grow`);
+    // Each balcony's buffers are where its bots wait: at most two cells from one of its ports, next to the highway.
+    for (const b of level.balconies) {
+      const near = level.buffers.filter((c) => b.ports.some((p) => Math.abs(p.x - c.x) + Math.abs(p.y - c.y) <= 2));
+      t.equal(near.length, highways.buffersPerBalcony, `${row.name}: balcony ${b.id} has ${highways.buffersPerBalcony} buffers beside its ports`);
+    }
     previousTop = highways.highwayRows;
   }
   const none = table[5]!;
@@ -120,9 +128,38 @@ t.test('scaled layouts pass the layout checks, reach every space and have the hi
   t.equal(site.balconies.length, 0, 'a level without balconies still generates');
 });
 
+t.test('any highway options give a valid level with every space reachable (property)', async (t) => {
+  const options = fc.record<GenerateOptions>({
+    levels: fc.constant(1),
+    spacesPerLevel: fc.integer({ min: 1, max: 600 }),
+    balconiesPerLevel: fc.integer({ min: 0, max: 4 }),
+    chargersPerLevel: fc.integer({ min: 0, max: 4 }),
+    botsPerLevel: fc.integer({ min: 0, max: 8 }),
+    carrierFill: fc.double({ min: 0, max: 1, noNaN: true }),
+    boxesPerCarrier: fc.constant(2),
+    skus: fc.integer({ min: 0, max: 10 }),
+    seed: fc.integer({ min: 0, max: 2 ** 31 }),
+    highwayRows: fc.integer({ min: 1, max: 5 }),
+    crossEvery: fc.integer({ min: 2, max: 20 }),
+    aspect: fc.double({ min: 0.25, max: 16, noNaN: true }),
+    buffersPerBalcony: fc.integer({ min: 2, max: 4 }),
+  });
+  fc.assert(
+    fc.property(options, (o) => {
+      const level = buildSite(generateSite(o)).levels[0]!;
+      return level.storage.length >= o.spacesPerLevel && level.bots.length === o.botsPerLevel && (o.balconiesPerLevel === 0 || unreachable(level) === 0);
+    }),
+    { numRuns: 60, seed: 20261126 },
+  );
+  t.pass('60 generated levels');
+});
+
 t.test('options out of range are refused', async (t) => {
   t.throws(() => generateSite({ ...BASE, highwayRows: 0 }), RangeError);
   t.throws(() => generateSite({ ...BASE, crossEvery: 1 }), RangeError);
   t.throws(() => generateSite({ ...BASE, aspect: 0.1 }), RangeError);
   t.throws(() => generateSite({ ...BASE, aspect: Number.NaN }), RangeError);
+  t.throws(() => generateSite({ ...BASE, buffersPerBalcony: 1 }), RangeError);
+  t.throws(() => generateSite({ ...BASE, buffersPerBalcony: 5 }), RangeError);
+  t.throws(() => generateSite({ ...BASE, buffersPerBalcony: 2.5 }), RangeError);
 });

@@ -3,7 +3,7 @@
  * options and seed always give the same document, so a site can be named by its options.
  *
  * Shape of each level (x to the right, y down), with k = `highwayRows` (default 1):
- *   row 0          balcony ports and buffers (B P P B per balcony), walls between
+ *   row 0          balcony ports and buffers (B P P B per balcony; BB P P BB with 4 buffers), walls between
  *   rows 1..k      highway (top of the ring): where the balconies' traffic meets
  *   rows k+1..H-3  blocks of storage 1-3 deep on both sides of vertical aisles, with a
  *                  highway cross aisle every `crossEvery` rows (default 12)
@@ -39,6 +39,8 @@ export interface GenerateOptions {
   crossEvery?: number;
   /** Width of the storage area over its height (default 1, near square); wider puts more storage near the balconies on row 0. */
   aspect?: number;
+  /** Buffers beside each balcony's ports, 2..4 (default 2): where bots wait with the next carriers. */
+  buffersPerBalcony?: number;
 }
 
 const CROSS_EVERY = 12;
@@ -77,7 +79,8 @@ export function generateSite(options: GenerateOptions): SiteLayout {
     const rows = drawLevel(plan);
     for (let b = 0; b < options.balconiesPerLevel; b++) {
       const x0 = balconyStart(plan, b);
-      balconies.push({ id: ids.balcony++, level_id: id, ports: [{ x: x0 + 1, y: 0 }, { x: x0 + 2, y: 0 }] });
+      const ports = Array.from({ length: PORTS_PER_BALCONY }, (_, p) => ({ x: portX(plan, x0, p), y: 0 }));
+      balconies.push({ id: ids.balcony++, level_id: id, ports });
     }
     rows.forEach((row, y) => {
       for (let x = 0; x < row.length; x++) if (row[x] === CELL_CHAR.storage) storage.push({ level_id: id, x, y });
@@ -121,6 +124,10 @@ function checkOptions(o: GenerateOptions): void {
   // Cross aisles 1 row apart would leave no storage row between them.
   if (o.crossEvery !== undefined) whole('crossEvery', 2);
   if (o.aspect !== undefined && !(o.aspect >= 0.25 && o.aspect <= 16)) throw new RangeError(`aspect must be within 0.25..16, got ${o.aspect}`);
+  // More than two a side would be three cells from the nearest port: too far to wait at (src/brain/worker/policy/places.ts).
+  if (o.buffersPerBalcony !== undefined && !(Number.isInteger(o.buffersPerBalcony) && o.buffersPerBalcony >= 2 && o.buffersPerBalcony <= 4)) {
+    throw new RangeError(`buffersPerBalcony must be an integer within 2..4, got ${String(o.buffersPerBalcony)}`);
+  }
 }
 
 // ---------------------------------------------------------------------------- grid
@@ -131,6 +138,9 @@ interface LevelPlan {
   /** Highway rows under the balconies: rows 1..highwayRows. */
   highwayRows: number;
   crossEvery: number;
+  /** Buffers left and right of each balcony's ports. */
+  buffersLeft: number;
+  buffersRight: number;
   /** Lane depth on each side of each aisle block, left to right. */
   blocks: number[];
   balconies: number;
@@ -156,7 +166,10 @@ function planLevel(o: GenerateOptions, rng: Rng): LevelPlan {
   const blocks: number[] = [];
   let spaces = 0;
   let width = 3; // charger column, ring column on the left, wall column on the right
-  const topNeeded = o.balconiesPerLevel * (PORTS_PER_BALCONY + 3);
+  const buffers = o.buffersPerBalcony ?? 2;
+  const buffersLeft = Math.ceil(buffers / 2);
+  const buffersRight = buffers - buffersLeft;
+  const topNeeded = o.balconiesPerLevel * (PORTS_PER_BALCONY + buffers + 1);
   while (spaces < o.spacesPerLevel || width - 4 < topNeeded) {
     const r = rng();
     const depth = r < 0.1 ? 1 : r < 0.4 ? 2 : 3;
@@ -164,14 +177,17 @@ function planLevel(o: GenerateOptions, rng: Rng): LevelPlan {
     spaces += 2 * depth * storageRows;
     width += 2 * depth + 1; // the block's storage and the aisle on its right
   }
-  return { width, height, highwayRows, crossEvery, blocks, balconies: o.balconiesPerLevel, chargers: o.chargersPerLevel };
+  return { width, height, highwayRows, crossEvery, buffersLeft, buffersRight, blocks, balconies: o.balconiesPerLevel, chargers: o.chargersPerLevel };
 }
 
-/** First x of balcony b's "B P P B" group on row 0. */
+/** First x of balcony b's group of buffers and ports ("B P P B") on row 0. */
 function balconyStart(plan: LevelPlan, b: number): number {
   const span = Math.floor((plan.width - 4) / plan.balconies);
-  return 2 + b * span + Math.floor((span - (PORTS_PER_BALCONY + 2)) / 2);
+  return 2 + b * span + Math.floor((span - (PORTS_PER_BALCONY + plan.buffersLeft + plan.buffersRight)) / 2);
 }
+
+/** x of port p (0-based) of the balcony whose group starts at x0. */
+const portX = (plan: LevelPlan, x0: number, p: number): number => x0 + plan.buffersLeft + p;
 
 function drawLevel(plan: LevelPlan): string[] {
   const { width, height } = plan;
@@ -193,8 +209,9 @@ function drawLevel(plan: LevelPlan): string[] {
   for (let b = 0; b < plan.balconies; b++) {
     const x0 = balconyStart(plan, b);
     grid[0][x0] = CELL_CHAR.buffer;
-    for (let p = 1; p <= PORTS_PER_BALCONY; p++) grid[0][x0 + p] = CELL_CHAR.port;
-    grid[0][x0 + PORTS_PER_BALCONY + 1] = CELL_CHAR.buffer;
+    for (let i = 0; i < plan.buffersLeft; i++) grid[0][x0 + i] = CELL_CHAR.buffer;
+    for (let p = 0; p < PORTS_PER_BALCONY; p++) grid[0][portX(plan, x0, p)] = CELL_CHAR.port;
+    for (let i = 0; i < plan.buffersRight; i++) grid[0][portX(plan, x0, PORTS_PER_BALCONY) + i] = CELL_CHAR.buffer;
   }
   // Chargers spread down the left edge, each next to the ring's left column.
   for (let c = 0; c < plan.chargers; c++) {

@@ -21,9 +21,12 @@ export const CROSS_EVERY_MIN = 4;
 export const BALCONIES_PER_SQUARE = 2;
 export const MAX_ASPECT = 4;
 
-export type HighwayOptions = Required<Pick<GenerateOptions, 'highwayRows' | 'crossEvery' | 'aspect'>>;
+/** Bots per balcony from which it gets four buffers to wait at instead of two. */
+export const BOTS_PER_BALCONY_FOR_4_BUFFERS = 6;
 
-/** Highway rows, cross-aisle spacing and level shape in proportion to a level's bots and balconies. */
+export type HighwayOptions = Required<Pick<GenerateOptions, 'highwayRows' | 'crossEvery' | 'aspect' | 'buffersPerBalcony'>>;
+
+/** Highway rows, cross-aisle spacing, level shape and buffers in proportion to a level's bots and balconies. */
 export function scaledHighways(o: Pick<GenerateOptions, 'spacesPerLevel' | 'botsPerLevel' | 'balconiesPerLevel'>): HighwayOptions {
   const balconies = Math.max(1, o.balconiesPerLevel);
   const highwayRows = clamp(Math.ceil(o.botsPerLevel / balconies / BOTS_PER_TOP_ROW), 1, MAX_TOP_ROWS);
@@ -34,7 +37,10 @@ export function scaledHighways(o: Pick<GenerateOptions, 'spacesPerLevel' | 'bots
   const storageRows = Math.round(Math.sqrt(o.spacesPerLevel / 0.76 / aspect));
   const crossAisles = Math.ceil(o.botsPerLevel / BOTS_PER_CROSS_AISLE);
   const crossEvery = clamp(Math.floor(storageRows / Math.max(1, crossAisles)), CROSS_EVERY_MIN, CROSS_EVERY_MAX);
-  return { highwayRows, crossEvery, aspect };
+  // Bots bring the next carriers to the buffers beside a balcony and wait there: two such
+  // places run dry while the next carriers are a whole trip away.
+  const buffersPerBalcony = o.botsPerLevel / balconies >= BOTS_PER_BALCONY_FOR_4_BUFFERS ? 4 : 2;
+  return { highwayRows, crossEvery, aspect, buffersPerBalcony };
 }
 
 const clamp = (v: number, lo: number, hi: number): number => Math.min(hi, Math.max(lo, v));
