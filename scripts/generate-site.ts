@@ -4,7 +4,8 @@
  * Spaces are the total over all levels. The file is validated before it is written, so a
  * file this script writes always loads. Highways are scaled to the bots and balconies
  * (src/domain/site/highways.ts) unless `--highways single` asks for the original single row
- * under the balconies; `--highway-rows`, `--cross-every` and `--aspect` override either.
+ * under the balconies; `--highway-rows`, `--cross-every`, `--aspect`, `--buffers` and
+ * `--charger-edge` override either.
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -28,6 +29,8 @@ const { values } = parseArgs({
     'highway-rows': { type: 'string' },
     'cross-every': { type: 'string' },
     aspect: { type: 'string' },
+    buffers: { type: 'string' },
+    'charger-edge': { type: 'string' },
     out: { type: 'string', short: 'o' },
     help: { type: 'boolean', short: 'h' },
   },
@@ -38,10 +41,12 @@ if (values.help) {
        [--balconies per level] [--chargers per level] [--bots per level]
        [--fill 0..1] [--boxes avg per carrier] [--skus N] [--name text]
        [--highways scaled|single] [--highway-rows N] [--cross-every N] [--aspect W/H]
---highways scaled (default) gives highway rows, cross aisles and a level shape in proportion
-to the bots and balconies; single is the original layout (one highway row under the
-balconies, a cross aisle every 12 rows, near-square levels). Without --out the layout goes
-to standard output.`);
+       [--buffers 2..4 per balcony] [--charger-edge left|bottom]
+--highways scaled (default) gives highway rows, cross aisles, level shape, buffers and the
+chargers' edge in proportion to the bots and balconies; single is the original layout (one
+highway row under the balconies, a cross aisle every 12 rows, near-square levels, B P P B,
+chargers down the left edge). The other options override either. Without --out the layout
+goes to standard output.`);
   process.exit(0);
 }
 
@@ -65,6 +70,8 @@ try {
   if (values['highway-rows'] !== undefined) options.highwayRows = Number(values['highway-rows']);
   if (values['cross-every'] !== undefined) options.crossEvery = Number(values['cross-every']);
   if (values.aspect !== undefined) options.aspect = Number(values.aspect);
+  if (values.buffers !== undefined) options.buffersPerBalcony = Number(values.buffers);
+  if (values['charger-edge'] !== undefined) options.chargerEdge = values['charger-edge'] as GenerateOptions['chargerEdge'];
   const layout = generateSite(options);
   const site = buildSite(layout);
   const text = `${JSON.stringify(layout, null, 1)}\n`;

@@ -5,7 +5,7 @@
 import t from 'tap';
 import fc from 'fast-check';
 import { createHash } from 'node:crypto';
-import { generateSite, type GenerateOptions } from '../src/domain/site/generate.js';
+import { generateSite, type ChargerEdge, type GenerateOptions } from '../src/domain/site/generate.js';
 import { DEMO_OPTIONS } from '../src/domain/site/demo.js';
 import { scaledHighways, MAX_TOP_ROWS, CROSS_EVERY_MIN, CROSS_EVERY_MAX, MAX_ASPECT } from '../src/domain/site/highways.js';
 import { buildSite, type SiteLevel } from '../src/domain/site/load.js';
@@ -35,20 +35,20 @@ t.test('sites generated without the new options are the ones generated before th
 });
 
 t.test('scaled highways follow the bots and the balconies', async (t) => {
-  const table: { bots: number; balconies: number; spaces: number; rows: number; crossEvery: number; aspect: number; buffers: number }[] = [
-    { bots: 10, balconies: 2, spaces: 620, rows: 2, crossEvery: 12, aspect: 1, buffers: 2 },
-    { bots: 4, balconies: 2, spaces: 1000, rows: 1, crossEvery: 12, aspect: 1, buffers: 2 },
-    { bots: 12, balconies: 2, spaces: 1000, rows: 2, crossEvery: 12, aspect: 1, buffers: 4 },
-    { bots: 40, balconies: 6, spaces: 4000, rows: 2, crossEvery: 8, aspect: 3, buffers: 4 },
-    { bots: 60, balconies: 6, spaces: 10000, rows: 3, crossEvery: 8, aspect: 3, buffers: 4 },
-    { bots: 120, balconies: 6, spaces: 10000, rows: 4, crossEvery: 4, aspect: 3, buffers: 4 },
-    { bots: 200, balconies: 4, spaces: 25000, rows: MAX_TOP_ROWS, crossEvery: 5, aspect: 2, buffers: 4 },
-    { bots: 50, balconies: 0, spaces: 10000, rows: MAX_TOP_ROWS, crossEvery: 12, aspect: 1, buffers: 4 },
-    { bots: 60, balconies: 20, spaces: 10000, rows: 1, crossEvery: 7, aspect: MAX_ASPECT, buffers: 2 },
+  const table: { bots: number; balconies: number; spaces: number; rows: number; crossEvery: number; aspect: number; buffers: number; chargers: ChargerEdge }[] = [
+    { bots: 10, balconies: 2, spaces: 620, rows: 2, crossEvery: 12, aspect: 1, buffers: 2, chargers: 'left' },
+    { bots: 4, balconies: 2, spaces: 1000, rows: 1, crossEvery: 12, aspect: 1, buffers: 2, chargers: 'left' },
+    { bots: 12, balconies: 2, spaces: 1000, rows: 2, crossEvery: 12, aspect: 1, buffers: 4, chargers: 'left' },
+    { bots: 40, balconies: 6, spaces: 4000, rows: 2, crossEvery: 8, aspect: 3, buffers: 4, chargers: 'bottom' },
+    { bots: 60, balconies: 6, spaces: 10000, rows: 3, crossEvery: 8, aspect: 3, buffers: 4, chargers: 'bottom' },
+    { bots: 120, balconies: 6, spaces: 10000, rows: 4, crossEvery: 4, aspect: 3, buffers: 4, chargers: 'bottom' },
+    { bots: 200, balconies: 4, spaces: 25000, rows: MAX_TOP_ROWS, crossEvery: 5, aspect: 2, buffers: 4, chargers: 'bottom' },
+    { bots: 50, balconies: 0, spaces: 10000, rows: MAX_TOP_ROWS, crossEvery: 12, aspect: 1, buffers: 4, chargers: 'left' },
+    { bots: 60, balconies: 20, spaces: 10000, rows: 1, crossEvery: 7, aspect: MAX_ASPECT, buffers: 2, chargers: 'bottom' },
   ];
   for (const row of table) {
     const got = scaledHighways({ spacesPerLevel: row.spaces, botsPerLevel: row.bots, balconiesPerLevel: row.balconies });
-    t.same(got, { highwayRows: row.rows, crossEvery: row.crossEvery, aspect: row.aspect, buffersPerBalcony: row.buffers }, `${row.bots} bots, ${row.balconies} balconies, ${row.spaces} spaces`);
+    t.same(got, { highwayRows: row.rows, crossEvery: row.crossEvery, aspect: row.aspect, buffersPerBalcony: row.buffers, chargerEdge: row.chargers }, `${row.bots} bots, ${row.balconies} balconies, ${row.spaces} spaces`);
   }
   // More bots on the same level never give fewer highways.
   let last = scaledHighways({ spacesPerLevel: 10000, botsPerLevel: 1, balconiesPerLevel: 6 });
@@ -116,6 +116,9 @@ t.test('scaled layouts pass the layout checks, reach every space and have the hi
     const gaps = rungs.slice(1).map((y, i) => y - rungs[i]!);
     t.ok(gaps.slice(0, -1).every((g) => g === highways.crossEvery) && gaps.at(-1)! <= highways.crossEvery + 1, `${row.name}: cross aisles every ${highways.crossEvery} rows (${gaps.join(', ')})`);
     t.ok(highways.highwayRows >= previousTop, `${row.name}: highway rows do not shrink as bots grow`);
+    t.equal(level.chargers.length, BASE.chargersPerLevel, `${row.name}: chargers`);
+    const edge = (c: { x: number; y: number }) => (c.x === 0 ? 'left' : c.y === level.rows - 1 ? 'bottom' : 'elsewhere');
+    t.same([...new Set(level.chargers.map(edge))], [highways.chargerEdge], `${row.name}: chargers on the ${highways.chargerEdge} edge`);
     // Each balcony's buffers are where its bots wait: at most two cells from one of its ports, next to the highway.
     for (const b of level.balconies) {
       const near = level.buffers.filter((c) => b.ports.some((p) => Math.abs(p.x - c.x) + Math.abs(p.y - c.y) <= 2));
@@ -133,7 +136,7 @@ t.test('any highway options give a valid level with every space reachable (prope
     levels: fc.constant(1),
     spacesPerLevel: fc.integer({ min: 1, max: 600 }),
     balconiesPerLevel: fc.integer({ min: 0, max: 4 }),
-    chargersPerLevel: fc.integer({ min: 0, max: 4 }),
+    chargersPerLevel: fc.integer({ min: 0, max: 40 }),
     botsPerLevel: fc.integer({ min: 0, max: 8 }),
     carrierFill: fc.double({ min: 0, max: 1, noNaN: true }),
     boxesPerCarrier: fc.constant(2),
@@ -143,11 +146,12 @@ t.test('any highway options give a valid level with every space reachable (prope
     crossEvery: fc.integer({ min: 2, max: 20 }),
     aspect: fc.double({ min: 0.25, max: 16, noNaN: true }),
     buffersPerBalcony: fc.integer({ min: 2, max: 4 }),
+    chargerEdge: fc.constantFrom<ChargerEdge>('left', 'bottom'),
   });
   fc.assert(
     fc.property(options, (o) => {
       const level = buildSite(generateSite(o)).levels[0]!;
-      return level.storage.length >= o.spacesPerLevel && level.bots.length === o.botsPerLevel && (o.balconiesPerLevel === 0 || unreachable(level) === 0);
+      return level.storage.length >= o.spacesPerLevel && level.bots.length === o.botsPerLevel && level.chargers.length === o.chargersPerLevel && (o.balconiesPerLevel === 0 || unreachable(level) === 0);
     }),
     { numRuns: 60, seed: 20261126 },
   );
@@ -162,4 +166,5 @@ t.test('options out of range are refused', async (t) => {
   t.throws(() => generateSite({ ...BASE, buffersPerBalcony: 1 }), RangeError);
   t.throws(() => generateSite({ ...BASE, buffersPerBalcony: 5 }), RangeError);
   t.throws(() => generateSite({ ...BASE, buffersPerBalcony: 2.5 }), RangeError);
+  t.throws(() => generateSite({ ...BASE, chargerEdge: 'top' as ChargerEdge }), RangeError);
 });

@@ -8,7 +8,7 @@
  *   rows k+1..H-3  blocks of storage 1-3 deep on both sides of vertical aisles, with a
  *                  highway cross aisle every `crossEvery` rows (default 12)
  *   row H-2        highway (bottom of the ring)
- *   row H-1        wall
+ *   row H-1        wall (with `chargerEdge: 'bottom'`, chargers spread along it under the ring's bottom row)
  *   column 0       chargers (C) and walls, next to the ring's left column (x = 1)
  *   column W-1     wall; column W-2 is the ring's right column
  * The defaults are the generator's original layout, which the demo and every existing site
@@ -41,7 +41,11 @@ export interface GenerateOptions {
   aspect?: number;
   /** Buffers beside each balcony's ports, 2..4 (default 2): where bots wait with the next carriers. */
   buffersPerBalcony?: number;
+  /** Where the chargers are: down the left edge (default) or spread along the bottom edge, nearer bots on a wide level. */
+  chargerEdge?: ChargerEdge;
 }
+
+export type ChargerEdge = 'left' | 'bottom';
 
 const CROSS_EVERY = 12;
 const SECTIONS = 8;
@@ -128,6 +132,7 @@ function checkOptions(o: GenerateOptions): void {
   if (o.buffersPerBalcony !== undefined && !(Number.isInteger(o.buffersPerBalcony) && o.buffersPerBalcony >= 2 && o.buffersPerBalcony <= 4)) {
     throw new RangeError(`buffersPerBalcony must be an integer within 2..4, got ${String(o.buffersPerBalcony)}`);
   }
+  if (o.chargerEdge !== undefined && o.chargerEdge !== 'left' && o.chargerEdge !== 'bottom') throw new RangeError(`chargerEdge must be left or bottom, got ${String(o.chargerEdge)}`);
 }
 
 // ---------------------------------------------------------------------------- grid
@@ -145,6 +150,7 @@ interface LevelPlan {
   blocks: number[];
   balconies: number;
   chargers: number;
+  chargerEdge: ChargerEdge;
 }
 
 /** Whether row y is a highway cross aisle: every `crossEvery` rows below the top highway, never next to the bottom one. */
@@ -156,7 +162,8 @@ function isCrossRow(y: number, plan: Pick<LevelPlan, 'height' | 'highwayRows' | 
 function planLevel(o: GenerateOptions, rng: Rng): LevelPlan {
   // About 0.76 of the interior ends up as storage; with aspect 1 the level is near square.
   const aspect = o.aspect ?? 1;
-  const interior = Math.max(3, o.chargersPerLevel, Math.round(Math.sqrt(o.spacesPerLevel / 0.76 / aspect)));
+  const chargerEdge = o.chargerEdge ?? 'left';
+  const interior = Math.max(3, chargerEdge === 'left' ? o.chargersPerLevel : 0, Math.round(Math.sqrt(o.spacesPerLevel / 0.76 / aspect)));
   const highwayRows = o.highwayRows ?? 1;
   const crossEvery = o.crossEvery ?? CROSS_EVERY;
   const height = interior + 3 + highwayRows;
@@ -170,14 +177,15 @@ function planLevel(o: GenerateOptions, rng: Rng): LevelPlan {
   const buffersLeft = Math.ceil(buffers / 2);
   const buffersRight = buffers - buffersLeft;
   const topNeeded = o.balconiesPerLevel * (PORTS_PER_BALCONY + buffers + 1);
-  while (spaces < o.spacesPerLevel || width - 4 < topNeeded) {
+  const bottomNeeded = chargerEdge === 'bottom' ? o.chargersPerLevel : 0;
+  while (spaces < o.spacesPerLevel || width - 4 < topNeeded || width - 2 < bottomNeeded) {
     const r = rng();
     const depth = r < 0.1 ? 1 : r < 0.4 ? 2 : 3;
     blocks.push(depth);
     spaces += 2 * depth * storageRows;
     width += 2 * depth + 1; // the block's storage and the aisle on its right
   }
-  return { width, height, highwayRows, crossEvery, buffersLeft, buffersRight, blocks, balconies: o.balconiesPerLevel, chargers: o.chargersPerLevel };
+  return { width, height, highwayRows, crossEvery, buffersLeft, buffersRight, blocks, balconies: o.balconiesPerLevel, chargers: o.chargersPerLevel, chargerEdge };
 }
 
 /** First x of balcony b's group of buffers and ports ("B P P B") on row 0. */
@@ -213,10 +221,11 @@ function drawLevel(plan: LevelPlan): string[] {
     for (let p = 0; p < PORTS_PER_BALCONY; p++) grid[0][portX(plan, x0, p)] = CELL_CHAR.port;
     for (let i = 0; i < plan.buffersRight; i++) grid[0][portX(plan, x0, PORTS_PER_BALCONY) + i] = CELL_CHAR.buffer;
   }
-  // Chargers spread down the left edge, each next to the ring's left column.
+  // Chargers spread down the left edge, each next to the ring's left column, or along the
+  // bottom edge, each under the ring's bottom row.
   for (let c = 0; c < plan.chargers; c++) {
-    const y = 1 + Math.floor(((c + 0.5) * (height - 2)) / plan.chargers);
-    grid[y][0] = CELL_CHAR.charger;
+    if (plan.chargerEdge === 'bottom') grid[height - 1][1 + Math.floor(((c + 0.5) * (width - 2)) / plan.chargers)] = CELL_CHAR.charger;
+    else grid[1 + Math.floor(((c + 0.5) * (height - 2)) / plan.chargers)][0] = CELL_CHAR.charger;
   }
   return grid.map((row) => row.join(''));
 }

@@ -24,9 +24,9 @@ export const MAX_ASPECT = 4;
 /** Bots per balcony from which it gets four buffers to wait at instead of two. */
 export const BOTS_PER_BALCONY_FOR_4_BUFFERS = 6;
 
-export type HighwayOptions = Required<Pick<GenerateOptions, 'highwayRows' | 'crossEvery' | 'aspect' | 'buffersPerBalcony'>>;
+export type HighwayOptions = Required<Pick<GenerateOptions, 'highwayRows' | 'crossEvery' | 'aspect' | 'buffersPerBalcony' | 'chargerEdge'>>;
 
-/** Highway rows, cross-aisle spacing, level shape and buffers in proportion to a level's bots and balconies. */
+/** Highway rows, cross-aisle spacing, level shape, buffers and chargers' edge in proportion to a level's bots and balconies. */
 export function scaledHighways(o: Pick<GenerateOptions, 'spacesPerLevel' | 'botsPerLevel' | 'balconiesPerLevel'>): HighwayOptions {
   const balconies = Math.max(1, o.balconiesPerLevel);
   const highwayRows = clamp(Math.ceil(o.botsPerLevel / balconies / BOTS_PER_TOP_ROW), 1, MAX_TOP_ROWS);
@@ -40,7 +40,10 @@ export function scaledHighways(o: Pick<GenerateOptions, 'spacesPerLevel' | 'bots
   // Bots bring the next carriers to the buffers beside a balcony and wait there: two such
   // places run dry while the next carriers are a whole trip away.
   const buffersPerBalcony = o.botsPerLevel / balconies >= BOTS_PER_BALCONY_FOR_4_BUFFERS ? 4 : 2;
-  return { highwayRows, crossEvery, aspect, buffersPerBalcony };
+  // On a level wider than tall, chargers down the left edge are a long way off for most bots
+  // (top-ups then cross the level); along the bottom edge they are spread under every part.
+  const chargerEdge = aspect > 1 ? 'bottom' : 'left';
+  return { highwayRows, crossEvery, aspect, buffersPerBalcony, chargerEdge };
 }
 
 const clamp = (v: number, lo: number, hi: number): number => Math.min(hi, Math.max(lo, v));
