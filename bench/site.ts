@@ -1,5 +1,6 @@
 // npm run bench:site [-- --sites demo,large,large-10k --minutes 60 --speed 10 --pick-seconds 6 --seed 3
-//                        --open-per-balcony 3 --bots-per-level N --highways single|scaled]
+//                        --open-per-balcony 3 --bots-per-level N --highways single|scaled
+//                        --site-options '{"buffersPerBalcony":2}']
 //
 // The whole controller on a simulated site, through the real API, link, planner and simulator:
 // a stream of fulfillment requests keeps every balcony supplied; a driver acting as the people
@@ -26,7 +27,9 @@
 // 4,000 spaces, 40 bots, 6 balconies), `large-10k` (one level of 10,000 spaces, 60 bots, 6
 // balconies: issue 23's target of >= 85 % busy). `--highways` lays out the generated large
 // sites' highways: `scaled` (default) with as many highway rows and cross aisles as their bots
-// need (src/domain/site/highways.ts), `single` with the generator's original single top row.
+// need (src/domain/site/highways.ts), `single` with the generator's original single top row;
+// `--site-options` (JSON) overrides any generator option of the large sites after that, to
+// measure one part of a layout by itself.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -54,6 +57,7 @@ const { values: args } = parseArgs({
     seed: { type: 'string', default: '3' },
     'bots-per-level': { type: 'string' },
     highways: { type: 'string', default: 'scaled' },
+    'site-options': { type: 'string', default: '{}' },
   },
 });
 const speed = Number(args.speed);
@@ -84,9 +88,10 @@ const LARGE: Record<string, GenerateOptions> = {
 
 /** A generated site's options with the highways `--highways` asks for. */
 function withHighways(options: GenerateOptions): GenerateOptions {
-  if (args.highways === 'single') return options;
+  const overrides = JSON.parse(args['site-options']!) as Partial<GenerateOptions>;
+  if (args.highways === 'single') return { ...options, ...overrides };
   if (args.highways !== 'scaled') throw new RangeError(`--highways must be single or scaled, got ${String(args.highways)}`);
-  return { ...options, ...scaledHighways(options) };
+  return { ...options, ...scaledHighways(options), ...overrides };
 }
 
 /** Simulated seconds of one window of the figures by time. */
@@ -241,7 +246,8 @@ async function runSite(name: string): Promise<void> {
     const s = [...list].sort((a, b) => a - b);
     return s.length === 0 ? NaN : s[Math.min(s.length - 1, Math.floor(p * s.length))]!;
   };
-  console.log(`\n== ${name}: ${balconies.length} balconies, ${botCount} bots, ${simMinutes} simulated minutes at ${speed}x (${(realMs / 1000).toFixed(0)} s real)`);
+  console.log(`\n== ${name}: ${balconies.length} balconies, ${botCount} bots, ${simMinutes} simulated minutes at ${speed}x (${(realMs / 1000).toFixed(0)} s real); `
+    + `levels ${app.site.levels.map((l) => `${l.width}×${l.rows}, ${l.storage.length} spaces`).join('; ')}`);
   console.log(`carriers presented per balcony per hour  mean ${avg(perBalcony).toFixed(1)}  (${perBalcony.map((v) => v.toFixed(0)).join(', ')})`);
   console.log(`balcony idle share                       mean ${(avg(idle) * 100).toFixed(1)} %  -> busy ${((1 - avg(idle)) * 100).toFixed(1)} % (target >= 90 %)`);
   console.log(`bot utilisation                          ${((botBusySamples / samples) * 100).toFixed(1)} %`);
