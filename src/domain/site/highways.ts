@@ -30,15 +30,16 @@ export type HighwayOptions = Required<Pick<GenerateOptions, 'highwayRows' | 'cro
 export function scaledHighways(o: Pick<GenerateOptions, 'spacesPerLevel' | 'botsPerLevel' | 'balconiesPerLevel'>): HighwayOptions {
   const balconies = Math.max(1, o.balconiesPerLevel);
   const highwayRows = clamp(Math.ceil(o.botsPerLevel / balconies / BOTS_PER_TOP_ROW), 1, MAX_TOP_ROWS);
-  // A wide level puts each balcony in front of its own share of the storage, so carriers
-  // travel about half as far as on a square one with the balconies along one side.
+  // A wide level puts each balcony in front of its own share of the storage: a carrier's
+  // trip to the nearest free balcony is shorter than across a square level's height.
   const aspect = clamp(balconies / BALCONIES_PER_SQUARE, 1, MAX_ASPECT);
   // The same estimate of the level's height as the generator's (0.76 of it is storage).
   const storageRows = Math.round(Math.sqrt(o.spacesPerLevel / 0.76 / aspect));
   const crossAisles = Math.ceil(o.botsPerLevel / BOTS_PER_CROSS_AISLE);
   const crossEvery = clamp(Math.floor(storageRows / Math.max(1, crossAisles)), CROSS_EVERY_MIN, CROSS_EVERY_MAX);
   // Bots bring the next carriers to the buffers beside a balcony and wait there: two such
-  // places run dry while the next carriers are a whole trip away.
+  // places run dry while the next carriers are a whole trip away (the brain queues one
+  // retrieval per such buffer plus two: queueLimit(), src/brain/worker/policy/places.ts).
   const buffersPerBalcony = o.botsPerLevel / balconies >= BOTS_PER_BALCONY_FOR_4_BUFFERS ? 4 : 2;
   // On a level wider than tall, chargers down the left edge are a long way off for most bots
   // (top-ups then cross the level); along the bottom edge they are spread under every part.
