@@ -1,5 +1,6 @@
-// npm run bench:site [-- --sites demo,large --minutes 60 --speed 10 --pick-seconds 6 --seed 3 --open-per-balcony 3
-//                        --bots-per-level N]
+// npm run bench:site [-- --sites demo,large,large-10k --minutes 60 --speed 10 --pick-seconds 6 --seed 3
+//                        --open-per-balcony 3 --bots-per-level N --highways single|scaled
+//                        --site-options '{"buffersPerBalcony":2}']
 //
 // The whole controller on a simulated site, through the real API, link, planner and simulator:
 // a stream of fulfillment requests keeps every balcony supplied; a driver acting as the people
@@ -22,6 +23,13 @@
 // Target (issue 8): balconies busy >= 90% of the time while bots are enough. `--bots-per-level`
 // runs the demo with that many bots on each level instead of its 10 (the same site otherwise),
 // to tell a balcony short of bots from a controller that keeps it waiting.
+// Sites: `demo` (2 levels of 620 spaces, 10 bots and 2 balconies a level), `large` (one level of
+// 4,000 spaces, 40 bots, 6 balconies), `large-10k` (one level of 10,000 spaces, 60 bots, 6
+// balconies: issue 23's target of >= 85 % busy). `--highways` lays out the generated large
+// sites' highways: `scaled` (default) with as many highway rows and cross aisles as their bots
+// need (src/domain/site/highways.ts), `single` with the generator's original single top row;
+// `--site-options` (JSON) overrides any generator option of the large sites after that, to
+// measure one part of a layout by itself.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -29,7 +37,8 @@ import { parseArgs } from 'node:util';
 import { startApp, type App } from '../src/app.js';
 import { loadConfig } from '../src/config/config.js';
 import { DEMO_OPTIONS } from '../src/domain/site/demo.js';
-import { generateSite } from '../src/domain/site/generate.js';
+import { generateSite, type GenerateOptions } from '../src/domain/site/generate.js';
+import { scaledHighways } from '../src/domain/site/highways.js';
 import { createLogger } from '../src/log/logger.js';
 import { PLAN_STEP_MS } from '../src/domain/site/motion-figures.js';
 import pino from 'pino';
@@ -47,6 +56,8 @@ const { values: args } = parseArgs({
     'open-per-balcony': { type: 'string', default: '3' },
     seed: { type: 'string', default: '3' },
     'bots-per-level': { type: 'string' },
+    highways: { type: 'string', default: 'scaled' },
+    'site-options': { type: 'string', default: '{}' },
   },
 });
 const speed = Number(args.speed);
@@ -63,6 +74,26 @@ const random = () => {
   return seed / 0x100000000;
 };
 
+/** The generated sites, by name. */
+const LARGE: Record<string, GenerateOptions> = {
+  large: {
+    name: 'bench:site large', levels: 1, spacesPerLevel: 4000, balconiesPerLevel: 6, chargersPerLevel: 6, botsPerLevel: 40,
+    carrierFill: 0.7, boxesPerCarrier: 3, skus: 300, seed: 5,
+  },
+  'large-10k': {
+    name: 'bench:site large-10k', levels: 1, spacesPerLevel: 10000, balconiesPerLevel: 6, chargersPerLevel: 8, botsPerLevel: 60,
+    carrierFill: 0.7, boxesPerCarrier: 3, skus: 300, seed: 5,
+  },
+};
+
+/** A generated site's options with the highways `--highways` asks for. */
+function withHighways(options: GenerateOptions): GenerateOptions {
+  const overrides = JSON.parse(args['site-options']!) as Partial<GenerateOptions>;
+  if (args.highways === 'single') return { ...options, ...overrides };
+  if (args.highways !== 'scaled') throw new RangeError(`--highways must be single or scaled, got ${String(args.highways)}`);
+  return { ...options, ...scaledHighways(options), ...overrides };
+}
+
 /** Simulated seconds of one window of the figures by time. */
 const WINDOW_S = 600;
 
@@ -74,12 +105,9 @@ async function runSite(name: string): Promise<void> {
   if (name === 'demo' && args['bots-per-level']) {
     sitePath = path.join(stateDir, 'site.json');
     writeFileSync(sitePath, JSON.stringify(generateSite({ ...DEMO_OPTIONS, botsPerLevel: Number(args['bots-per-level']) })));
-  } else if (name === 'large') {
+  } else if (LARGE[name]) {
     sitePath = path.join(stateDir, 'site.json');
-    writeFileSync(sitePath, JSON.stringify(generateSite({
-      name: 'bench:site large', levels: 1, spacesPerLevel: 4000, balconiesPerLevel: 6, chargersPerLevel: 6, botsPerLevel: 40,
-      carrierFill: 0.7, boxesPerCarrier: 3, skus: 300, seed: 5,
-    })));
+    writeFileSync(sitePath, JSON.stringify(generateSite(withHighways(LARGE[name]))));
   }
   // The app logs at info for the planners' summaries; lines below LOG_LEVEL are not shown.
   /** The planners' last summary per level (they log every 5 minutes and at the end). */
@@ -218,7 +246,8 @@ async function runSite(name: string): Promise<void> {
     const s = [...list].sort((a, b) => a - b);
     return s.length === 0 ? NaN : s[Math.min(s.length - 1, Math.floor(p * s.length))]!;
   };
-  console.log(`\n== ${name}: ${balconies.length} balconies, ${botCount} bots, ${simMinutes} simulated minutes at ${speed}x (${(realMs / 1000).toFixed(0)} s real)`);
+  console.log(`\n== ${name}: ${balconies.length} balconies, ${botCount} bots, ${simMinutes} simulated minutes at ${speed}x (${(realMs / 1000).toFixed(0)} s real); `
+    + `levels ${app.site.levels.map((l) => `${l.width}×${l.rows}, ${l.storage.length} spaces`).join('; ')}`);
   console.log(`carriers presented per balcony per hour  mean ${avg(perBalcony).toFixed(1)}  (${perBalcony.map((v) => v.toFixed(0)).join(', ')})`);
   console.log(`balcony idle share                       mean ${(avg(idle) * 100).toFixed(1)} %  -> busy ${((1 - avg(idle)) * 100).toFixed(1)} % (target >= 90 %)`);
   console.log(`bot utilisation                          ${((botBusySamples / samples) * 100).toFixed(1)} %`);

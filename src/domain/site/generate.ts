@@ -2,15 +2,17 @@
  * Deterministic generator of site layouts for the demo, tests and benchmarks. The same
  * options and seed always give the same document, so a site can be named by its options.
  *
- * Shape of each level (x to the right, y down):
- *   row 0        balcony ports and buffers (B P P B per balcony), walls between
- *   row 1        highway (top of the ring)
- *   rows 2..H-3  blocks of storage 1-3 deep on both sides of vertical aisles, with a
- *                highway cross aisle every CROSS_EVERY rows
- *   row H-2      highway (bottom of the ring)
- *   row H-1      wall
- *   column 0     chargers (C) and walls, next to the ring's left column (x = 1)
- *   column W-1   wall; column W-2 is the ring's right column
+ * Shape of each level (x to the right, y down), with k = `highwayRows` (default 1):
+ *   row 0          balcony ports and buffers (B P P B per balcony; BB P P BB with 4 buffers), walls between
+ *   rows 1..k      highway (top of the ring): where the balconies' traffic meets
+ *   rows k+1..H-3  blocks of storage 1-3 deep on both sides of vertical aisles, with a
+ *                  highway cross aisle every `crossEvery` rows (default 12)
+ *   row H-2        highway (bottom of the ring)
+ *   row H-1        wall (with `chargerEdge: 'bottom'`, chargers spread along it under the ring's bottom row)
+ *   column 0       chargers (C) and walls, next to the ring's left column (x = 1)
+ *   column W-1     wall; column W-2 is the ring's right column
+ * The defaults are the generator's original layout, which the demo and every existing site
+ * are made of; highways.ts picks larger values in proportion to the bots.
  */
 import {
   CELL_CHAR, HEADINGS, LAYOUT_VERSION,
@@ -31,7 +33,19 @@ export interface GenerateOptions {
   boxesPerCarrier: number;
   skus: number;
   seed: number;
+  /** Highway rows between the balconies and the storage (default 1). */
+  highwayRows?: number;
+  /** Rows from one highway cross aisle to the next (default 12). */
+  crossEvery?: number;
+  /** Width of the storage area over its height (default 1, near square); wider puts more storage near the balconies on row 0. */
+  aspect?: number;
+  /** Buffers beside each balcony's ports, 2..4 (default 2): where bots wait with the next carriers. */
+  buffersPerBalcony?: number;
+  /** Where the chargers are: down the left edge (default) or spread along the bottom edge, nearer bots on a wide level. */
+  chargerEdge?: ChargerEdge;
 }
+
+export type ChargerEdge = 'left' | 'bottom';
 
 const CROSS_EVERY = 12;
 const SECTIONS = 8;
@@ -69,7 +83,8 @@ export function generateSite(options: GenerateOptions): SiteLayout {
     const rows = drawLevel(plan);
     for (let b = 0; b < options.balconiesPerLevel; b++) {
       const x0 = balconyStart(plan, b);
-      balconies.push({ id: ids.balcony++, level_id: id, ports: [{ x: x0 + 1, y: 0 }, { x: x0 + 2, y: 0 }] });
+      const ports = Array.from({ length: PORTS_PER_BALCONY }, (_, p) => ({ x: portX(plan, x0, p), y: 0 }));
+      balconies.push({ id: ids.balcony++, level_id: id, ports });
     }
     rows.forEach((row, y) => {
       for (let x = 0; x < row.length; x++) if (row[x] === CELL_CHAR.storage) storage.push({ level_id: id, x, y });
@@ -109,6 +124,15 @@ function checkOptions(o: GenerateOptions): void {
   whole('seed', 0);
   if (!(o.carrierFill >= 0 && o.carrierFill <= 1)) throw new RangeError(`carrierFill must be within 0..1, got ${o.carrierFill}`);
   if (!(o.boxesPerCarrier >= 0 && o.boxesPerCarrier <= SECTIONS)) throw new RangeError(`boxesPerCarrier must be within 0..${SECTIONS}, got ${o.boxesPerCarrier}`);
+  if (o.highwayRows !== undefined) whole('highwayRows', 1);
+  // Cross aisles 1 row apart would leave no storage row between them.
+  if (o.crossEvery !== undefined) whole('crossEvery', 2);
+  if (o.aspect !== undefined && !(o.aspect >= 0.25 && o.aspect <= 16)) throw new RangeError(`aspect must be within 0.25..16, got ${o.aspect}`);
+  // More than two a side would be three cells from the nearest port: too far to wait at (src/brain/worker/policy/places.ts).
+  if (o.buffersPerBalcony !== undefined && !(Number.isInteger(o.buffersPerBalcony) && o.buffersPerBalcony >= 2 && o.buffersPerBalcony <= 4)) {
+    throw new RangeError(`buffersPerBalcony must be an integer within 2..4, got ${String(o.buffersPerBalcony)}`);
+  }
+  if (o.chargerEdge !== undefined && o.chargerEdge !== 'left' && o.chargerEdge !== 'bottom') throw new RangeError(`chargerEdge must be left or bottom, got ${String(o.chargerEdge)}`);
 }
 
 // ---------------------------------------------------------------------------- grid
@@ -116,39 +140,62 @@ function checkOptions(o: GenerateOptions): void {
 interface LevelPlan {
   width: number;
   height: number;
+  /** Highway rows under the balconies: rows 1..highwayRows. */
+  highwayRows: number;
+  crossEvery: number;
+  /** Buffers left and right of each balcony's ports. */
+  buffersLeft: number;
+  buffersRight: number;
   /** Lane depth on each side of each aisle block, left to right. */
   blocks: number[];
   balconies: number;
   chargers: number;
+  chargerEdge: ChargerEdge;
 }
 
-const isCrossRow = (y: number, height: number): boolean => y >= 2 && y <= height - 3 && (y - 1) % CROSS_EVERY === 0 && y < height - 3;
+/** Whether row y is a highway cross aisle: every `crossEvery` rows below the top highway, never next to the bottom one. */
+function isCrossRow(y: number, plan: Pick<LevelPlan, 'height' | 'highwayRows' | 'crossEvery'>): boolean {
+  const top = plan.highwayRows;
+  return y > top && y < plan.height - 3 && (y - top) % plan.crossEvery === 0;
+}
 
 function planLevel(o: GenerateOptions, rng: Rng): LevelPlan {
-  // A near-square level: about 0.76 of the interior ends up as storage.
-  const interior = Math.max(3, o.chargersPerLevel, Math.round(Math.sqrt(o.spacesPerLevel / 0.76)));
-  const height = interior + 4;
+  // About 0.76 of the interior ends up as storage; with aspect 1 the level is near square.
+  const aspect = o.aspect ?? 1;
+  const chargerEdge = o.chargerEdge ?? 'left';
+  const interior = Math.max(3, chargerEdge === 'left' ? o.chargersPerLevel : 0, Math.round(Math.sqrt(o.spacesPerLevel / 0.76 / aspect)));
+  const highwayRows = o.highwayRows ?? 1;
+  const crossEvery = o.crossEvery ?? CROSS_EVERY;
+  const height = interior + 3 + highwayRows;
+  const rows = { height, highwayRows, crossEvery };
   let storageRows = 0;
-  for (let y = 2; y <= height - 3; y++) if (!isCrossRow(y, height)) storageRows++;
+  for (let y = highwayRows + 1; y <= height - 3; y++) if (!isCrossRow(y, rows)) storageRows++;
   const blocks: number[] = [];
   let spaces = 0;
   let width = 3; // charger column, ring column on the left, wall column on the right
-  const topNeeded = o.balconiesPerLevel * (PORTS_PER_BALCONY + 3);
-  while (spaces < o.spacesPerLevel || width - 4 < topNeeded) {
+  const buffers = o.buffersPerBalcony ?? 2;
+  const buffersLeft = Math.ceil(buffers / 2);
+  const buffersRight = buffers - buffersLeft;
+  const topNeeded = o.balconiesPerLevel * (PORTS_PER_BALCONY + buffers + 1);
+  const bottomNeeded = chargerEdge === 'bottom' ? o.chargersPerLevel : 0;
+  while (spaces < o.spacesPerLevel || width - 4 < topNeeded || width - 2 < bottomNeeded) {
     const r = rng();
     const depth = r < 0.1 ? 1 : r < 0.4 ? 2 : 3;
     blocks.push(depth);
     spaces += 2 * depth * storageRows;
     width += 2 * depth + 1; // the block's storage and the aisle on its right
   }
-  return { width, height, blocks, balconies: o.balconiesPerLevel, chargers: o.chargersPerLevel };
+  return { width, height, highwayRows, crossEvery, buffersLeft, buffersRight, blocks, balconies: o.balconiesPerLevel, chargers: o.chargersPerLevel, chargerEdge };
 }
 
-/** First x of balcony b's "B P P B" group on row 0. */
+/** First x of balcony b's group of buffers and ports ("B P P B") on row 0. */
 function balconyStart(plan: LevelPlan, b: number): number {
   const span = Math.floor((plan.width - 4) / plan.balconies);
-  return 2 + b * span + Math.floor((span - (PORTS_PER_BALCONY + 2)) / 2);
+  return 2 + b * span + Math.floor((span - (PORTS_PER_BALCONY + plan.buffersLeft + plan.buffersRight)) / 2);
 }
+
+/** x of port p (0-based) of the balcony whose group starts at x0. */
+const portX = (plan: LevelPlan, x0: number, p: number): number => x0 + plan.buffersLeft + p;
 
 function drawLevel(plan: LevelPlan): string[] {
   const { width, height } = plan;
@@ -162,7 +209,7 @@ function drawLevel(plan: LevelPlan): string[] {
     aisle[x++] = true;
   }
   for (let y = 1; y <= height - 2; y++) {
-    const ring = y === 1 || y === height - 2 || isCrossRow(y, height);
+    const ring = y <= plan.highwayRows || y === height - 2 || isCrossRow(y, plan);
     for (let cx = 1; cx <= width - 2; cx++) {
       grid[y][cx] = ring || aisle[cx] ? CELL_CHAR.highway : storageCol[cx] ? CELL_CHAR.storage : CELL_CHAR.wall;
     }
@@ -170,13 +217,15 @@ function drawLevel(plan: LevelPlan): string[] {
   for (let b = 0; b < plan.balconies; b++) {
     const x0 = balconyStart(plan, b);
     grid[0][x0] = CELL_CHAR.buffer;
-    for (let p = 1; p <= PORTS_PER_BALCONY; p++) grid[0][x0 + p] = CELL_CHAR.port;
-    grid[0][x0 + PORTS_PER_BALCONY + 1] = CELL_CHAR.buffer;
+    for (let i = 0; i < plan.buffersLeft; i++) grid[0][x0 + i] = CELL_CHAR.buffer;
+    for (let p = 0; p < PORTS_PER_BALCONY; p++) grid[0][portX(plan, x0, p)] = CELL_CHAR.port;
+    for (let i = 0; i < plan.buffersRight; i++) grid[0][portX(plan, x0, PORTS_PER_BALCONY) + i] = CELL_CHAR.buffer;
   }
-  // Chargers spread down the left edge, each next to the ring's left column.
+  // Chargers spread down the left edge, each next to the ring's left column, or along the
+  // bottom edge, each under the ring's bottom row.
   for (let c = 0; c < plan.chargers; c++) {
-    const y = 1 + Math.floor(((c + 0.5) * (height - 2)) / plan.chargers);
-    grid[y][0] = CELL_CHAR.charger;
+    if (plan.chargerEdge === 'bottom') grid[height - 1][1 + Math.floor(((c + 0.5) * (width - 2)) / plan.chargers)] = CELL_CHAR.charger;
+    else grid[1 + Math.floor(((c + 0.5) * (height - 2)) / plan.chargers)][0] = CELL_CHAR.charger;
   }
   return grid.map((row) => row.join(''));
 }

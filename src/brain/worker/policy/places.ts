@@ -4,7 +4,7 @@
  * being set down) in front of another in its lane. docs/requests.md, "The brain".
  */
 import { CARRIER_JOBS, type JobRecord } from '../../../domain/requests/records.js';
-import type { Cell } from '../../../domain/site/load.js';
+import type { Cell, SiteBalcony, SiteLevel } from '../../../domain/site/load.js';
 import type { LevelSnapshot } from '../level/snapshot.js';
 import type { MotionBot } from '../motion/motion.js';
 import { chargingOn, mayLeaveCharger } from './charging.js';
@@ -18,6 +18,10 @@ import { chargingOn, mayLeaveCharger } from './charging.js';
  * loaded bots (196): docs/benchmarks-site.md, round 5.
  */
 export const QUEUE_PER_BALCONY = 4;
+/** Queued retrievals a balcony may have beyond one waiting at each of its buffers: those on their way. */
+const ON_THEIR_WAY = 2;
+/** Cells from a port within which a buffer is a place to wait for it (stagePlace). */
+const STAGE_REACH = 2;
 /** Cells of travel a carrier going home may add to avoid a space in front of another carrier. */
 const SHUT_IN_COST = 8;
 
@@ -115,13 +119,33 @@ export function queuedFor(s: LevelSnapshot, job: JobRecord): boolean {
   return s.jobs.some((j) => waitsForPort(j) && j.balcony_ids.some((b) => job.balcony_ids.includes(b)));
 }
 
+const queueLimits = new WeakMap<SiteLevel, Map<number, number>>();
+
 /**
- * Whether a retrieval may start without a position: fewer than QUEUE_PER_BALCONY per balcony
- * of this level it may go to are queued for them, and queues leave a bot per balcony of the
+ * Retrievals a balcony may have queued: one waiting at each buffer beside it and two on their
+ * way, at least QUEUE_PER_BALCONY. A balcony with the usual two buffers keeps four; one with
+ * four buffers (generated for many bots, src/domain/site/highways.ts) keeps six, so its
+ * waiting places stay filled while carriers come from far.
+ */
+export function queueLimit(level: SiteLevel, balcony: SiteBalcony): number {
+  let limits = queueLimits.get(level);
+  if (!limits) queueLimits.set(level, (limits = new Map()));
+  let n = limits.get(balcony.id);
+  if (n === undefined) {
+    const waitingPlaces = level.buffers.filter((c) => balcony.ports.some((p) => dist(p, c) <= STAGE_REACH)).length;
+    limits.set(balcony.id, (n = Math.max(QUEUE_PER_BALCONY, waitingPlaces + ON_THEIR_WAY)));
+  }
+  return n;
+}
+
+/**
+ * Whether a retrieval may start without a position: fewer than queueLimit() per balcony of
+ * this level it may go to are queued for them, and queues leave a bot per balcony of the
  * level for the carriers going home (a bot holding a carrier cannot store another).
  */
 export function mayQueue(s: LevelSnapshot, job: JobRecord): boolean {
-  const here = s.level.balconies.filter((b) => job.balcony_ids.includes(b.id)).map((b) => b.id);
+  const balconies = s.level.balconies.filter((b) => job.balcony_ids.includes(b.id));
+  const here = balconies.map((b) => b.id);
   let queued = 0;
   let holding = 0;
   for (const j of s.jobs) {
@@ -130,7 +154,8 @@ export function mayQueue(s: LevelSnapshot, job: JobRecord): boolean {
     if (j.balcony_ids.some((b) => here.includes(b))) queued++;
   }
   const bots = (s.bots ?? []).filter((b) => b.online && !b.faulted).length;
-  return queued < QUEUE_PER_BALCONY * here.length && holding < bots - s.level.balconies.length;
+  const limit = balconies.reduce((n, b) => n + queueLimit(s.level, b), 0);
+  return queued < limit && holding < bots - s.level.balconies.length;
 }
 
 /**
@@ -222,7 +247,7 @@ export function stagePlace(s: LevelSnapshot, job: JobRecord, from: Cell): Cell |
   const free = freeFor(s, job.id);
   let best: Cell | undefined;
   for (const c of s.level.buffers) {
-    if (!ports.some((p) => dist(p, c) <= 2) || !free(c)) continue;
+    if (!ports.some((p) => dist(p, c) <= STAGE_REACH) || !free(c)) continue;
     if (!best || dist(c, from) < dist(best, from)) best = c;
   }
   return best;
