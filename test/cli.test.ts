@@ -12,7 +12,7 @@ import { exited, startDaemon, startWithClient } from './helpers/daemon.js';
 import { until } from './helpers/until.js';
 import { entryArgs } from './helpers/entry.js';
 
-t.setTimeout(400_000);
+t.setTimeout(600_000);
 
 const CLI = entryArgs('cli/main');
 const ENV = { PATH: process.env.PATH!, HOME: process.env.HOME ?? '/root' };

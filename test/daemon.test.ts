@@ -10,7 +10,7 @@ import { Client } from './helpers/client.js';
 import { exited, startDaemon } from './helpers/daemon.js';
 
 // Each test starts a daemon from sources; on a loaded 2-core machine a start takes seconds.
-t.setTimeout(300_000);
+t.setTimeout(600_000);
 
 t.test('start, serve, stop on SIGTERM', async (t) => {
   const stateDir = mkdtempSync(path.join(tmpdir(), 'wh-daemon-'));

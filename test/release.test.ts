@@ -11,7 +11,7 @@ import { Client } from './helpers/client.js';
 import { exited, startDaemon } from './helpers/daemon.js';
 
 // A hang guard, not a bound: one real build (tsc, pruning, compression) on a busy CI box.
-t.setTimeout(300_000);
+t.setTimeout(600_000);
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
