@@ -33,6 +33,13 @@ t.test('only idle bots with nothing of their own go', async (t) => {
   t.same(chosen(chargers, busy, [job(6, 'RETRIEVING')], [request(7)], 20), []);
 });
 
+t.test('a bot whose charging request was refused is held: not asked again, its charger goes to the next', async (t) => {
+  const bots = [bot(1, 10), bot(2, 50), bot(3, 60)];
+  t.same(chosen(chargers, bots, [], [], 20, new Set([1])), [[2, 'top_up'], [3, 'top_up']], 'a held low bot is left out');
+  t.same(chosen(chargers, bots, [], [], 20, new Set([2])), [[1, 'low'], [3, 'top_up']], 'a held top-up bot is left out');
+  t.same(chosen(chargers, bots, [], [], 20, new Set()), [[1, 'low'], [2, 'top_up']], 'none held');
+});
+
 t.test('a charging bot may leave its charger 20 points above the threshold', async (t) => {
   t.notOk(mayLeaveCharger(bot(1, 39, { charging: true }), 20));
   t.ok(mayLeaveCharger(bot(1, 40, { charging: true }), 20));

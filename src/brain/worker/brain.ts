@@ -306,10 +306,12 @@ export class Brain {
    */
   private async chargeBots(): Promise<void> {
     const open = [...this.deps.work.requests()];
+    const now = this.deps.now();
+    for (const [id, until] of this.chargeRefusedUntil) if (until <= now) this.chargeRefusedUntil.delete(id);
+    const held = new Set(this.chargeRefusedUntil.keys());
     for (const m of this.deps.motion.values()) {
       const chargers = this.deps.site.level(m.levelId)!.chargers;
-      for (const { bot, why } of botsToCharge(chargers, m.bots(), this.deps.work.jobsOn(m.levelId), open, this.deps.chargeBelow())) {
-        if ((this.chargeRefusedUntil.get(bot.id) ?? 0) > this.deps.now()) continue;
+      for (const { bot, why } of botsToCharge(chargers, m.bots(), this.deps.work.jobsOn(m.levelId), open, this.deps.chargeBelow(), held)) {
         try {
           const { request } = await this.deps.requests.create({ type: 'RECHARGE', bot_id: bot.id });
           this.log.info({ bot_id: bot.id, battery: bot.battery, request_id: request.id },

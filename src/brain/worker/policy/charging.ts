@@ -34,6 +34,8 @@ export interface ChargeChoice {
  * The bots of one level to send to charge now: every idle bot under `chargeBelow`, then, for
  * each charger no bot uses or goes to, the idle bot lowest under TOP_UP_BELOW. Idle means
  * online, without a goal, fault, carrier or charge, and with no open request or job of its own.
+ * `held`: bots not to ask for now (their last charging request was refused: each refusal is an
+ * aborted request on record, so asking every pass would fill the store).
  */
 export function botsToCharge(
   chargers: readonly Cell[],
@@ -41,10 +43,11 @@ export function botsToCharge(
   jobs: readonly JobRecord[],
   requests: readonly RequestRecord[],
   chargeBelow: number,
+  held: ReadonlySet<number> = new Set(),
 ): ChargeChoice[] {
   if (chargers.length === 0) return [];
   const withWork = new Set<number | null>([...requests.map((r) => r.bot_id), ...jobs.map((j) => j.bot_id)]);
-  const idle = bots.filter((b) => b.online && b.idle && !b.charging && !b.faulted && !b.lifted && !withWork.has(b.id));
+  const idle = bots.filter((b) => b.online && b.idle && !b.charging && !b.faulted && !b.lifted && !withWork.has(b.id) && !held.has(b.id));
   const low = idle.filter((b) => b.battery < chargeBelow);
   let free = chargers.length - low.length - jobs.filter((j) => j.type === 'CHARGING').length;
   for (const c of chargers) if (chargingOn(bots, c)) free--;
