@@ -49,6 +49,7 @@ struct Args {
   bool chaos = false;
   bool rotations = true;
   int guidance = -1;  // corridor guidance: -1 mode default (LoRR on), 0 off, >1 the against-flow cost
+  int openCost = 1;      // with guidance, cost of a move along its lane in open areas
   int lanes = -1;  // open-area lanes with guidance: -1 mode default (LoRR 8), 0 off, >1 the against-lane cost
   int64_t queuePenalty = 150;  // 2024 scheduler: cost per robot already heading to the same first errand
   int64_t stealMargin = 20;    // 2024 scheduler: a robot this much nearer takes a task not yet started (0 off)
@@ -82,6 +83,7 @@ const char* kUsage =
     "  --no-validate        skip the validator (timing runs)\n"
     "  --guidance N         one-way corridor preference, N = cost against the flow (0 off; LoRR default 8)\n"
     "  --lanes N            with guidance, lanes in open areas, N = cost against the lane (0 off; LoRR default 8)\n"
+    "  --open-cost N        with guidance, cost of a move along its lane in open areas (default 1)\n"
     "  --steal-margin M     2024 scheduler: a free robot M cells nearer takes a task whose robot has not reached its first errand (20; 0 off)\n"
     "  --queue-penalty N    2024 scheduler: extra cost per robot already bound for a task's first errand (150)\n"
     "  --ascii PATH         write the final state as text: # blocked, arrows bots by heading, * goals\n"
@@ -126,6 +128,8 @@ bool parse(int argc, char** argv, Args& a) {
     else if (k == "--ascii") a.ascii = val();
     else if (k == "--guidance") a.guidance = std::atoi(val());
     else if (k == "--lanes") a.lanes = std::atoi(val());
+    else if (k == "--open-cost") a.openCost = std::atoi(val());
+
     else if (k == "--steal-margin") a.stealMargin = std::strtoll(val(), nullptr, 10);
     else if (k == "--queue-penalty") a.queuePenalty = std::strtoll(val(), nullptr, 10);
     else if (k == "--help" || k == "-h") {
@@ -342,6 +346,7 @@ Options optionsFrom(const Args& a, bool rotations, bool guidanceByDefault) {
   o.corridorGuidance = a.guidance > 1 || (a.guidance < 0 && guidanceByDefault);
   if (a.guidance > 1) o.againstFlowCost = static_cast<uint8_t>(a.guidance);
   if (a.lanes > 1 || (a.lanes < 0 && guidanceByDefault)) o.openLaneCost = static_cast<uint8_t>(a.lanes > 1 ? a.lanes : 8);
+  o.openMoveCost = static_cast<uint8_t>(std::clamp(a.openCost, 1, 15));
   return o;
 }
 

@@ -17,10 +17,11 @@ namespace wh::planner {
 namespace {
 
 // Guidance costs (Options::corridorGuidance): 4 per cell, the cost of leaving it each way.
-std::vector<uint8_t> corridorCosts(const Grid& g, uint8_t against, uint8_t lane) {
+std::vector<uint8_t> corridorCosts(const Grid& g, uint8_t against, uint8_t lane, uint8_t openMove) {
   if (against <= 1) return {};
   against = std::min<uint8_t>(against, 15);  // DistanceTables' bucket ring holds 16
   lane = std::min<uint8_t>(lane, 15);
+  openMove = std::clamp<uint8_t>(openMove, 1, 15);
   const int32_t w = g.width, h = g.height;
   auto open = [&](int32_t x, int32_t y) { return g.inside(x, y) && !(g.flags[static_cast<size_t>(y * w + x)] & kBlocked); };
   std::vector<uint8_t> horiz(static_cast<size_t>(w) * static_cast<size_t>(h), 0), vert(horiz.size(), 0);
@@ -62,7 +63,9 @@ std::vector<uint8_t> corridorCosts(const Grid& g, uint8_t against, uint8_t lane)
         if (!mark[static_cast<size_t>(c)] && !mark[static_cast<size_t>(n)]) {
           // open area: lanes by row and column parity
           const int way = horizontal ? (y % 2 == 0 ? 0 : 2) : (x % 2 == 0 ? 1 : 3);
-          if (lane > 1 && way != d) cost[static_cast<size_t>(c) * 4 + static_cast<size_t>(d)] = lane;
+          uint8_t& k = cost[static_cast<size_t>(c) * 4 + static_cast<size_t>(d)];
+          k = openMove;
+          if (lane > 1 && way != d) k = std::max(lane, openMove);
           continue;
         }
         const int8_t way = horizontal ? rowWay[static_cast<size_t>(y)] : colWay[static_cast<size_t>(x)];
@@ -133,7 +136,7 @@ class PlannerImpl {
   PlannerImpl(const Grid& grid, const Options& options)
       : grid_(grid),
         opt_(options),
-        tables_(grid, options.heuristicMemoryBytes, options.corridorGuidance ? corridorCosts(grid, options.againstFlowCost, options.openLaneCost) : std::vector<uint8_t>{}),
+        tables_(grid, options.heuristicMemoryBytes, options.corridorGuidance ? corridorCosts(grid, options.againstFlowCost, options.openLaneCost, options.openMoveCost) : std::vector<uint8_t>{}),
         rng_{options.seed} {
     const size_t cells = static_cast<size_t>(grid.width) * static_cast<size_t>(grid.height);
     occNow_.assign(cells, kNone);
@@ -1140,7 +1143,7 @@ bool Planner::setCellFlags(Cell cell, uint8_t flags) {
   const bool reshaped = (p.grid_.flags[static_cast<size_t>(cell)] ^ flags) & kBlocked;
   p.grid_.flags[static_cast<size_t>(cell)] = flags;
   p.tables_.setCellFlags(cell, flags);
-  if (reshaped && p.opt_.corridorGuidance) p.tables_.setMoveCosts(corridorCosts(p.grid_, p.opt_.againstFlowCost, p.opt_.openLaneCost));
+  if (reshaped && p.opt_.corridorGuidance) p.tables_.setMoveCosts(corridorCosts(p.grid_, p.opt_.againstFlowCost, p.opt_.openLaneCost, p.opt_.openMoveCost));
   return true;
 }
 

@@ -54,6 +54,10 @@ struct Options {
   // east on even rows, west on odd rows, south on even columns, north on odd ones; a move
   // against its lane costs `openLaneCost` (0: no lanes, 2..15).
   uint8_t openLaneCost = 0;
+  // With corridorGuidance, the cost of a move along its lane in open areas (1: like anywhere
+  // else). Above 1 it keeps through traffic out of the open strips in front of pick-up cells
+  // (docs/planner.md, "Open-area cost"); bots still cross them to reach a cell there.
+  uint8_t openMoveCost = 1;
   // Upper bound of the distance-table cache (tables per goal cell and lifted state).
   size_t heuristicMemoryBytes = size_t{1} << 30;
   // A bot with a goal whose distance has not improved for this many steps counts as stalled
