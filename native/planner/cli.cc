@@ -49,7 +49,9 @@ struct Args {
   bool chaos = false;
   bool rotations = true;
   int guidance = -1;  // corridor guidance: -1 mode default (LoRR on), 0 off, >1 the against-flow cost
-  int openCost = 1;      // with guidance, cost of a move along its lane in open areas
+  // with guidance, cost of a move along its lane in open areas: -1 mode default (LoRR 2024 2,
+  // whose pick-ups are all in the open strips, so through traffic there queues behind them; else 1)
+  int openCost = -1;
   int lanes = -1;  // open-area lanes with guidance: -1 mode default (LoRR 8), 0 off, >1 the against-lane cost
   int64_t queuePenalty = 150;  // 2024 scheduler: cost per robot already heading to the same first errand
   int64_t stealMargin = 20;    // 2024 scheduler: a robot this much nearer takes a task not yet started (0 off)
@@ -72,7 +74,7 @@ const char* kUsage =
     "  --steps N            steps to run (LoRR default 1000; one-shot: step cap, default 10000; random 300)\n"
     "  --step-limit-ms X    per-step planning limit; over it every bot waits (default 1000)\n"
     "  --max-seconds X      stop a run after this much wall time (default 600)\n"
-    "  --seed N             planner and random-mode seed (default 1)\n"
+    "  --seed N             planner and random-mode seed (LoRR 2024 default 2, else 1)\n"
     "  --forbid-cycles      no rings of bots moving into each other's cells\n"
     "  --durations F,T,L,O  forward, turn, lift, lower steps (default 1,1,1,1)\n"
     "  --memory-mb N        distance-table cache bound (default 1024)\n"
@@ -346,7 +348,7 @@ Options optionsFrom(const Args& a, bool rotations, bool guidanceByDefault) {
   o.corridorGuidance = a.guidance > 1 || (a.guidance < 0 && guidanceByDefault);
   if (a.guidance > 1) o.againstFlowCost = static_cast<uint8_t>(a.guidance);
   if (a.lanes > 1 || (a.lanes < 0 && guidanceByDefault)) o.openLaneCost = static_cast<uint8_t>(a.lanes > 1 ? a.lanes : 8);
-  o.openMoveCost = static_cast<uint8_t>(std::clamp(a.openCost, 1, 15));
+  if (a.openCost > 0) o.openMoveCost = static_cast<uint8_t>(std::clamp(a.openCost, 1, 15));
   return o;
 }
 
@@ -433,7 +435,9 @@ int runLorr(const Args& a) {
   const Grid& grid = inst.grid;
   const size_t n = static_cast<size_t>(inst.teamSize);
   const int64_t steps = a.steps > 0 ? a.steps : 1000;
-  Harness h(grid, optionsFrom(a, true, true), a.validate, a.stepLimitMs);
+  Options lorrOptions = optionsFrom(a, true, true);
+  if (a.openCost < 0 && inst.v2024) lorrOptions.openMoveCost = 2;
+  Harness h(grid, lorrOptions, a.validate, a.stepLimitMs);
   for (size_t i = 0; i < n; ++i) h.add(static_cast<BotId>(i), State{inst.starts[i], Heading::East, false});
   const size_t taskCount = inst.tasks.size();
   uint64_t finished = 0;      // errands (2023) or tasks (2024)
