@@ -85,7 +85,7 @@ const char* kUsage =
     "  --no-validate        skip the validator (timing runs)\n"
     "  --guidance N         one-way corridor preference, N = cost against the flow (0 off; LoRR default 8)\n"
     "  --lanes N            with guidance, lanes in open areas, N = cost against the lane (0 off; LoRR default 8)\n"
-    "  --open-cost N        with guidance, cost of a move along its lane in open areas (default 1)\n"
+    "  --open-cost N        with guidance, cost of a move along its lane in open areas (LoRR 2024 default 2, else 1)\n"
     "  --steal-margin M     2024 scheduler: a free robot M cells nearer takes a task whose robot has not reached its first errand (20; 0 off)\n"
     "  --queue-penalty N    2024 scheduler: extra cost per robot already bound for a task's first errand (150)\n"
     "  --ascii PATH         write the final state as text: # blocked, arrows bots by heading, * goals\n"
