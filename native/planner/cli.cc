@@ -52,6 +52,7 @@ struct Args {
   // with guidance, cost of a move along its lane in open areas: -1 mode default (LoRR 2024 2,
   // whose pick-ups are all in the open strips, so through traffic there queues behind them; else 1)
   int openCost = -1;
+  int heat = -1;  // PIBT: weight of the cells' congestion in move preferences: -1 mode default (LoRR 48), 0 off
   int lanes = -1;  // open-area lanes with guidance: -1 mode default (LoRR 8), 0 off, >1 the against-lane cost
   int64_t queuePenalty = 150;  // 2024 scheduler: cost per robot already heading to the same first errand
   int64_t stealMargin = 20;    // 2024 scheduler: a robot this much nearer takes a task not yet started (0 off)
@@ -86,6 +87,7 @@ const char* kUsage =
     "  --guidance N         one-way corridor preference, N = cost against the flow (0 off; LoRR default 8)\n"
     "  --lanes N            with guidance, lanes in open areas, N = cost against the lane (0 off; LoRR default 8)\n"
     "  --open-cost N        with guidance, cost of a move along its lane in open areas (LoRR 2024 default 2, else 1)\n"
+    "  --heat W             PIBT: congestion (bots standing in a cell lately) weighs W/8 steps in move choices (0 off; LoRR default 48)\n"
     "  --steal-margin M     2024 scheduler: a free robot M cells nearer takes a task whose robot has not reached its first errand (20; 0 off)\n"
     "  --queue-penalty N    2024 scheduler: extra cost per robot already bound for a task's first errand (150)\n"
     "  --ascii PATH         write the final state as text: # blocked, arrows bots by heading, * goals\n"
@@ -131,6 +133,7 @@ bool parse(int argc, char** argv, Args& a) {
     else if (k == "--guidance") a.guidance = std::atoi(val());
     else if (k == "--lanes") a.lanes = std::atoi(val());
     else if (k == "--open-cost") a.openCost = std::atoi(val());
+    else if (k == "--heat") a.heat = std::atoi(val());
 
     else if (k == "--steal-margin") a.stealMargin = std::strtoll(val(), nullptr, 10);
     else if (k == "--queue-penalty") a.queuePenalty = std::strtoll(val(), nullptr, 10);
@@ -348,6 +351,7 @@ Options optionsFrom(const Args& a, bool rotations, bool guidanceByDefault) {
   o.corridorGuidance = a.guidance > 1 || (a.guidance < 0 && guidanceByDefault);
   if (a.guidance > 1) o.againstFlowCost = static_cast<uint8_t>(a.guidance);
   if (a.lanes > 1 || (a.lanes < 0 && guidanceByDefault)) o.openLaneCost = static_cast<uint8_t>(a.lanes > 1 ? a.lanes : 8);
+  o.heatWeight = static_cast<uint8_t>(std::clamp(a.heat < 0 ? (guidanceByDefault ? 48 : 0) : a.heat, 0, 255));
   if (a.openCost > 0) o.openMoveCost = static_cast<uint8_t>(std::clamp(a.openCost, 1, 15));
   return o;
 }

@@ -81,6 +81,10 @@ constexpr int32_t kNone = -1;
 // How far the cycle check follows a chain of bots moving into each other's cells before it
 // treats the chain as a ring (forbidCycles only).
 constexpr int kCycleWalk = 256;
+// With Options::heatWeight, PIBT's costs count eighths of a step so that congestion can weigh in.
+constexpr uint32_t kHeatScale = 8;
+// Its moving average: a standing bot's weight halves in about 14 steps.
+constexpr float kHeatDecay = 0.95f;
 
 int turnsBetween(Heading a, Heading b) {
   const int d = (static_cast<int>(b) - static_cast<int>(a) + 4) & 3;
@@ -141,6 +145,7 @@ class PlannerImpl {
     const size_t cells = static_cast<size_t>(grid.width) * static_cast<size_t>(grid.height);
     occNow_.assign(cells, kNone);
     resNext_.assign(cells, kNone);
+    if (opt_.heatWeight) heat_.assign(cells, 0.0f);
   }
 
   Grid grid_;
@@ -154,6 +159,7 @@ class PlannerImpl {
   std::unordered_map<BotId, int32_t> slotOf_;
   std::vector<int32_t> occNow_;   // cell -> bot at the current instant
   std::vector<int32_t> resNext_;  // cell -> bot at the next instant
+  std::vector<float> heat_;       // Options::heatWeight: per cell, moving average of bots standing
   std::vector<Cell> touchedNow_, touchedNext_;
   std::vector<int32_t> order_;
   std::vector<int32_t> stack_;
@@ -404,6 +410,7 @@ class PlannerImpl {
       // and preferring the step away would walk the bot off for good.
       uint32_t order = std::min<uint32_t>(m, 0xFFFF) * 64 + turns * 16 + static_cast<uint32_t>(rng_.next() & noiseMask);
       if (!opt_.rotations && occNow_[static_cast<size_t>(v)] != kNone) order += 8;  // prefer free cells
+      if (!heat_.empty()) cost = cost * kHeatScale + static_cast<uint32_t>(heat_[static_cast<size_t>(v)] * static_cast<float>(opt_.heatWeight));
       cand[n++] = {Action::Forward, v, static_cast<Heading>(d), cost, order};
     }
     if (pusher == kNone) {
@@ -411,6 +418,8 @@ class PlannerImpl {
       if (b.hasGoal) {
         const uint32_t here = costFrom(b, c, hd);
         stay = here >= kInf ? kInf - 1 : (here == 0 || (c == b.goal.cell && goalActPending(b)) ? 0 : here + 1);
+        // scaled like the moves, above any congestion a move at the same cost can carry
+        if (!heat_.empty() && stay != 0 && stay < kInf - 1) stay = stay * kHeatScale + opt_.heatWeight + 1u;
       }
       cand[n++] = {Action::Wait, c, hd, stay, stay == 0 ? 0u : 0xFFFFFFFFu};
     }
@@ -927,6 +936,12 @@ class PlannerImpl {
       }
     }
 
+    if (!heat_.empty()) {
+      for (float& x : heat_) x *= kHeatDecay;
+      for (const BotData& b : bots_) {
+        if (b.present && b.hasGoal && !b.running && b.next != Action::Forward && !goalActPending(b)) heat_[static_cast<size_t>(b.state.cell)] += 1.0f - kHeatDecay;
+      }
+    }
     // start the decided actions, report, advance
     for (BotData& b : bots_) {
       if (!b.present) continue;
