@@ -58,8 +58,9 @@ struct Options {
   // else). Above 1 it keeps through traffic out of the open strips in front of pick-up cells
   // (docs/planner.md, "Open-area cost"); bots still cross them to reach a cell there.
   uint8_t openMoveCost = 1;
-  // Congestion in PIBT's move preferences (0: off): each cell keeps a moving average of how
-  // often a bot with a goal stood in it (waiting or turning, not moving on); among the moves a
+  // Congestion in PIBT's move preferences (0: off): each cell keeps a moving average (over some
+  // hundred steps) of how often a bot with a goal stood in it (waiting or turning, not moving
+  // on); among the moves a
   // bot considers, a cell's average times `heatWeight` eighths of a step is added to its cost,
   // so with a weight above 8 a bot takes an equally short way that needs a turn instead of
   // queueing into a jam. Staying never becomes cheaper than a move by it.
