@@ -75,7 +75,7 @@ const char* kUsage =
     "  --steps N            steps to run (LoRR default 1000; one-shot: step cap, default 10000; random 300)\n"
     "  --step-limit-ms X    per-step planning limit; over it every bot waits (default 1000)\n"
     "  --max-seconds X      stop a run after this much wall time (default 600)\n"
-    "  --seed N             planner and random-mode seed (LoRR 2024 default 2, else 1)\n"
+    "  --seed N             planner and random-mode seed (default 1)\n"
     "  --forbid-cycles      no rings of bots moving into each other's cells\n"
     "  --durations F,T,L,O  forward, turn, lift, lower steps (default 1,1,1,1)\n"
     "  --memory-mb N        distance-table cache bound (default 1024)\n"
@@ -134,7 +134,6 @@ bool parse(int argc, char** argv, Args& a) {
     else if (k == "--lanes") a.lanes = std::atoi(val());
     else if (k == "--open-cost") a.openCost = std::atoi(val());
     else if (k == "--heat") a.heat = std::atoi(val());
-
     else if (k == "--steal-margin") a.stealMargin = std::strtoll(val(), nullptr, 10);
     else if (k == "--queue-penalty") a.queuePenalty = std::strtoll(val(), nullptr, 10);
     else if (k == "--help" || k == "-h") {
