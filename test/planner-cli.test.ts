@@ -297,6 +297,37 @@ t.test('improvement passes: every plan they pick is valid, and none starts after
   t.equal(late.counters.improvePasses, 0, 'no improvement pass after the deadline');
 });
 
+t.test('congestion weight and open-area cost: every plan keeps the rules', async (t) => {
+  // --heat reorders PIBT's moves by how often bots stood in a cell lately and --open-cost makes
+  // open strips dearer in the distance tables: neither may let a plan break a rule (faults,
+  // barred cells, slow actions, no rings), and bots must still reach goals.
+  let reached = 0;
+  fc.assert(
+    fc.property(
+      fc.record({
+        seed: fc.integer({ min: 1, max: 1_000_000 }),
+        durations: fc.constantFrom('1,1,1,1', '1,2,1,1', '2,1,3,3'),
+        forbidCycles: fc.boolean(),
+        heat: fc.constantFrom('16', '48', '255'),
+        openCost: fc.constantFrom('1', '2', '4'),
+      }),
+      (p) => {
+        const args = [
+          '--random', '--seed', String(p.seed), '--width', '18', '--height', '12', '--bots', '50', '--chaos', '--steps', '150',
+          '--durations', p.durations, '--heat', p.heat, '--guidance', '8', '--lanes', '8', '--open-cost', p.openCost,
+          ...(p.forbidCycles ? ['--forbid-cycles'] : []),
+        ];
+        const r = cli(args).out;
+        if (!r) throw new Error(`no JSON from ${args.join(' ')}`);
+        if (r.validator.violations !== 0) throw new Error(`violations with ${args.join(' ')}: ${JSON.stringify(r.validator.first)}`);
+        reached += r.counters.goalsReached;
+      },
+    ),
+    { numRuns: 12, seed: 2326 },
+  );
+  t.ok(reached > 0, `${reached} goals reached (fast-check seed 2326)`);
+});
+
 t.test('2024 scheduler: a nearer robot takes a task not yet started, and the run stays valid', async (t) => {
   // --steal-margin: the displaced robot gets another task in the same step; a robot must never
   // be left holding a goal of a task it lost (its GoalReached would be counted for nobody).

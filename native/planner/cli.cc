@@ -49,6 +49,10 @@ struct Args {
   bool chaos = false;
   bool rotations = true;
   int guidance = -1;  // corridor guidance: -1 mode default (LoRR on), 0 off, >1 the against-flow cost
+  // with guidance, cost of a move along its lane in open areas: -1 mode default (LoRR 2024 2,
+  // whose pick-ups are all in the open strips, so through traffic there queues behind them; else 1)
+  int openCost = -1;
+  int heat = -1;  // PIBT: weight of the cells' congestion in move preferences: -1 mode default (LoRR: 48 when the robots take a tenth of the free cells or more, else 0), 0 off
   int lanes = -1;  // open-area lanes with guidance: -1 mode default (LoRR 8), 0 off, >1 the against-lane cost
   int64_t queuePenalty = 150;  // 2024 scheduler: cost per robot already heading to the same first errand
   int64_t stealMargin = 20;    // 2024 scheduler: a robot this much nearer takes a task not yet started (0 off)
@@ -82,6 +86,8 @@ const char* kUsage =
     "  --no-validate        skip the validator (timing runs)\n"
     "  --guidance N         one-way corridor preference, N = cost against the flow (0 off; LoRR default 8)\n"
     "  --lanes N            with guidance, lanes in open areas, N = cost against the lane (0 off; LoRR default 8)\n"
+    "  --open-cost N        with guidance, cost of a move along its lane in open areas (LoRR 2024 default 2, else 1)\n"
+    "  --heat W             PIBT: congestion (bots standing in a cell lately) weighs W/8 steps in move choices (0 off; LoRR default 48 with robots on >= 10 % of the free cells)\n"
     "  --steal-margin M     2024 scheduler: a free robot M cells nearer takes a task whose robot has not reached its first errand (20; 0 off)\n"
     "  --queue-penalty N    2024 scheduler: extra cost per robot already bound for a task's first errand (150)\n"
     "  --ascii PATH         write the final state as text: # blocked, arrows bots by heading, * goals\n"
@@ -126,6 +132,8 @@ bool parse(int argc, char** argv, Args& a) {
     else if (k == "--ascii") a.ascii = val();
     else if (k == "--guidance") a.guidance = std::atoi(val());
     else if (k == "--lanes") a.lanes = std::atoi(val());
+    else if (k == "--open-cost") a.openCost = std::atoi(val());
+    else if (k == "--heat") a.heat = std::atoi(val());
     else if (k == "--steal-margin") a.stealMargin = std::strtoll(val(), nullptr, 10);
     else if (k == "--queue-penalty") a.queuePenalty = std::strtoll(val(), nullptr, 10);
     else if (k == "--help" || k == "-h") {
@@ -342,6 +350,8 @@ Options optionsFrom(const Args& a, bool rotations, bool guidanceByDefault) {
   o.corridorGuidance = a.guidance > 1 || (a.guidance < 0 && guidanceByDefault);
   if (a.guidance > 1) o.againstFlowCost = static_cast<uint8_t>(a.guidance);
   if (a.lanes > 1 || (a.lanes < 0 && guidanceByDefault)) o.openLaneCost = static_cast<uint8_t>(a.lanes > 1 ? a.lanes : 8);
+  o.heatWeight = static_cast<uint8_t>(std::clamp(std::max(a.heat, 0), 0, 255));
+  if (a.openCost > 0) o.openMoveCost = static_cast<uint8_t>(std::clamp(a.openCost, 1, 15));
   return o;
 }
 
@@ -428,7 +438,16 @@ int runLorr(const Args& a) {
   const Grid& grid = inst.grid;
   const size_t n = static_cast<size_t>(inst.teamSize);
   const int64_t steps = a.steps > 0 ? a.steps : 1000;
-  Harness h(grid, optionsFrom(a, true, true), a.validate, a.stepLimitMs);
+  Options lorrOptions = optionsFrom(a, true, true);
+  if (a.openCost < 0 && inst.v2024) lorrOptions.openMoveCost = 2;
+  if (a.heat < 0) {
+    // congestion is a remedy for crowds: at 1,000 robots on 38,586 free cells (2023 test) there
+    // are no jams and it only perturbs (19,959 against 19,997 errands in 5,000 steps)
+    size_t freeCells = 0;
+    for (uint8_t f : grid.flags) freeCells += (f & kBlocked) ? 0 : 1;
+    lorrOptions.heatWeight = n * 10 >= freeCells ? 48 : 0;
+  }
+  Harness h(grid, lorrOptions, a.validate, a.stepLimitMs);
   for (size_t i = 0; i < n; ++i) h.add(static_cast<BotId>(i), State{inst.starts[i], Heading::East, false});
   const size_t taskCount = inst.tasks.size();
   uint64_t finished = 0;      // errands (2023) or tasks (2024)

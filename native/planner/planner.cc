@@ -17,10 +17,11 @@ namespace wh::planner {
 namespace {
 
 // Guidance costs (Options::corridorGuidance): 4 per cell, the cost of leaving it each way.
-std::vector<uint8_t> corridorCosts(const Grid& g, uint8_t against, uint8_t lane) {
+std::vector<uint8_t> corridorCosts(const Grid& g, uint8_t against, uint8_t lane, uint8_t openMove) {
   if (against <= 1) return {};
   against = std::min<uint8_t>(against, 15);  // DistanceTables' bucket ring holds 16
   lane = std::min<uint8_t>(lane, 15);
+  openMove = std::clamp<uint8_t>(openMove, 1, 15);
   const int32_t w = g.width, h = g.height;
   auto open = [&](int32_t x, int32_t y) { return g.inside(x, y) && !(g.flags[static_cast<size_t>(y * w + x)] & kBlocked); };
   std::vector<uint8_t> horiz(static_cast<size_t>(w) * static_cast<size_t>(h), 0), vert(horiz.size(), 0);
@@ -62,7 +63,9 @@ std::vector<uint8_t> corridorCosts(const Grid& g, uint8_t against, uint8_t lane)
         if (!mark[static_cast<size_t>(c)] && !mark[static_cast<size_t>(n)]) {
           // open area: lanes by row and column parity
           const int way = horizontal ? (y % 2 == 0 ? 0 : 2) : (x % 2 == 0 ? 1 : 3);
-          if (lane > 1 && way != d) cost[static_cast<size_t>(c) * 4 + static_cast<size_t>(d)] = lane;
+          uint8_t& k = cost[static_cast<size_t>(c) * 4 + static_cast<size_t>(d)];
+          k = openMove;
+          if (lane > 1 && way != d) k = std::max(lane, openMove);
           continue;
         }
         const int8_t way = horizontal ? rowWay[static_cast<size_t>(y)] : colWay[static_cast<size_t>(x)];
@@ -78,6 +81,12 @@ constexpr int32_t kNone = -1;
 // How far the cycle check follows a chain of bots moving into each other's cells before it
 // treats the chain as a ring (forbidCycles only).
 constexpr int kCycleWalk = 256;
+// With Options::heatWeight, PIBT's costs count eighths of a step so that congestion can weigh in.
+constexpr uint32_t kHeatScale = 8;
+// Its moving average: a standing bot's weight halves in about 140 steps, so the average maps
+// where jams keep forming rather than where one is now (MR23-I-10, 2,000 steps: decay 0.9 25.0,
+// 0.95 26.3, 0.98 28.6, 0.99 28.7, 0.995 29.4, 0.999 27.9 errands/step).
+constexpr float kHeatDecay = 0.995f;
 
 int turnsBetween(Heading a, Heading b) {
   const int d = (static_cast<int>(b) - static_cast<int>(a) + 4) & 3;
@@ -133,11 +142,12 @@ class PlannerImpl {
   PlannerImpl(const Grid& grid, const Options& options)
       : grid_(grid),
         opt_(options),
-        tables_(grid, options.heuristicMemoryBytes, options.corridorGuidance ? corridorCosts(grid, options.againstFlowCost, options.openLaneCost) : std::vector<uint8_t>{}),
+        tables_(grid, options.heuristicMemoryBytes, options.corridorGuidance ? corridorCosts(grid, options.againstFlowCost, options.openLaneCost, options.openMoveCost) : std::vector<uint8_t>{}),
         rng_{options.seed} {
     const size_t cells = static_cast<size_t>(grid.width) * static_cast<size_t>(grid.height);
     occNow_.assign(cells, kNone);
     resNext_.assign(cells, kNone);
+    if (opt_.heatWeight) heat_.assign(cells, 0.0f);
   }
 
   Grid grid_;
@@ -151,6 +161,7 @@ class PlannerImpl {
   std::unordered_map<BotId, int32_t> slotOf_;
   std::vector<int32_t> occNow_;   // cell -> bot at the current instant
   std::vector<int32_t> resNext_;  // cell -> bot at the next instant
+  std::vector<float> heat_;       // Options::heatWeight: per cell, moving average of bots standing
   std::vector<Cell> touchedNow_, touchedNext_;
   std::vector<int32_t> order_;
   std::vector<int32_t> stack_;
@@ -401,6 +412,7 @@ class PlannerImpl {
       // and preferring the step away would walk the bot off for good.
       uint32_t order = std::min<uint32_t>(m, 0xFFFF) * 64 + turns * 16 + static_cast<uint32_t>(rng_.next() & noiseMask);
       if (!opt_.rotations && occNow_[static_cast<size_t>(v)] != kNone) order += 8;  // prefer free cells
+      if (!heat_.empty()) cost = cost * kHeatScale + static_cast<uint32_t>(heat_[static_cast<size_t>(v)] * static_cast<float>(opt_.heatWeight));
       cand[n++] = {Action::Forward, v, static_cast<Heading>(d), cost, order};
     }
     if (pusher == kNone) {
@@ -408,6 +420,8 @@ class PlannerImpl {
       if (b.hasGoal) {
         const uint32_t here = costFrom(b, c, hd);
         stay = here >= kInf ? kInf - 1 : (here == 0 || (c == b.goal.cell && goalActPending(b)) ? 0 : here + 1);
+        // scaled like the moves, above any congestion a move at the same cost can carry
+        if (!heat_.empty() && stay != 0 && stay < kInf - 1) stay = stay * kHeatScale + opt_.heatWeight + 1u;
       }
       cand[n++] = {Action::Wait, c, hd, stay, stay == 0 ? 0u : 0xFFFFFFFFu};
     }
@@ -924,6 +938,12 @@ class PlannerImpl {
       }
     }
 
+    if (!heat_.empty()) {
+      for (float& x : heat_) x *= kHeatDecay;
+      for (const BotData& b : bots_) {
+        if (b.present && b.hasGoal && !b.running && b.next != Action::Forward && !goalActPending(b)) heat_[static_cast<size_t>(b.state.cell)] += 1.0f - kHeatDecay;
+      }
+    }
     // start the decided actions, report, advance
     for (BotData& b : bots_) {
       if (!b.present) continue;
@@ -1140,7 +1160,7 @@ bool Planner::setCellFlags(Cell cell, uint8_t flags) {
   const bool reshaped = (p.grid_.flags[static_cast<size_t>(cell)] ^ flags) & kBlocked;
   p.grid_.flags[static_cast<size_t>(cell)] = flags;
   p.tables_.setCellFlags(cell, flags);
-  if (reshaped && p.opt_.corridorGuidance) p.tables_.setMoveCosts(corridorCosts(p.grid_, p.opt_.againstFlowCost, p.opt_.openLaneCost));
+  if (reshaped && p.opt_.corridorGuidance) p.tables_.setMoveCosts(corridorCosts(p.grid_, p.opt_.againstFlowCost, p.opt_.openLaneCost, p.opt_.openMoveCost));
   return true;
 }
 

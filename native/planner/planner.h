@@ -54,6 +54,17 @@ struct Options {
   // east on even rows, west on odd rows, south on even columns, north on odd ones; a move
   // against its lane costs `openLaneCost` (0: no lanes, 2..15).
   uint8_t openLaneCost = 0;
+  // With corridorGuidance, the cost of a move along its lane in open areas (1: like anywhere
+  // else). Above 1 it keeps through traffic out of the open strips in front of pick-up cells
+  // (docs/planner.md, "Open-area cost"); bots still cross them to reach a cell there.
+  uint8_t openMoveCost = 1;
+  // Congestion in PIBT's move preferences (0: off): each cell keeps a moving average (over some
+  // hundred steps) of how often a bot with a goal stood in it (waiting or turning, not moving
+  // on); among the moves a
+  // bot considers, a cell's average times `heatWeight` eighths of a step is added to its cost,
+  // so with a weight above 8 a bot takes an equally short way that needs a turn instead of
+  // queueing into a jam. Staying never becomes cheaper than a move by it.
+  uint8_t heatWeight = 0;
   // Upper bound of the distance-table cache (tables per goal cell and lifted state).
   size_t heuristicMemoryBytes = size_t{1} << 30;
   // A bot with a goal whose distance has not improved for this many steps counts as stalled
