@@ -264,6 +264,21 @@ t.test('escapes: loaded bots on a dense map with one-wide ways get out of stalls
   t.ok(reached.on > reached.off * 1.3, `goals reached: ${reached.on} with escapes, ${reached.off} without`);
 });
 
+/**
+ * A random dense 18x12 run of 50 bots under chaos for 150 steps, with the given durations, ring
+ * rule and extra arguments: its report, or a throw naming the arguments when it breaks a rule.
+ */
+function validChaosRun(seed: number, durations: string, forbidCycles: boolean, extra: string[]) {
+  const args = [
+    '--random', '--seed', String(seed), '--width', '18', '--height', '12', '--bots', '50', '--chaos', '--steps', '150',
+    '--durations', durations, ...extra, ...(forbidCycles ? ['--forbid-cycles'] : []),
+  ];
+  const r = cli(args).out;
+  if (!r) throw new Error(`no JSON from ${args.join(' ')}`);
+  if (r.validator.violations !== 0) throw new Error(`violations with ${args.join(' ')}: ${JSON.stringify(r.validator.first)}`);
+  return r;
+}
+
 t.test('improvement passes: every plan they pick is valid, and none starts after the deadline', async (t) => {
   // Extra PIBT passes per step (--improve-passes) may replace the first answer by one with more
   // progress: that answer must keep every rule (faults, barred cells, slow actions, no rings).
@@ -277,14 +292,7 @@ t.test('improvement passes: every plan they pick is valid, and none starts after
         rotations: fc.boolean(),
       }),
       (p) => {
-        const args = [
-          '--random', '--seed', String(p.seed), '--width', '18', '--height', '12', '--bots', '50', '--chaos', '--steps', '150',
-          '--durations', p.durations, '--improve-passes', '6', ...(p.forbidCycles ? ['--forbid-cycles'] : []), ...(p.rotations ? [] : ['--no-rotations']),
-        ];
-        const r = cli(args).out;
-        if (!r) throw new Error(`no JSON from ${args.join(' ')}`);
-        if (r.validator.violations !== 0) throw new Error(`violations with ${args.join(' ')}: ${JSON.stringify(r.validator.first)}`);
-        wins += r.counters.improveWins;
+        wins += validChaosRun(p.seed, p.durations, p.forbidCycles, ['--improve-passes', '6', ...(p.rotations ? [] : ['--no-rotations'])]).counters.improveWins;
       },
     ),
     { numRuns: 16, seed: 2311 },
@@ -312,15 +320,7 @@ t.test('congestion weight and open-area cost: every plan keeps the rules', async
         openCost: fc.constantFrom('1', '2', '4'),
       }),
       (p) => {
-        const args = [
-          '--random', '--seed', String(p.seed), '--width', '18', '--height', '12', '--bots', '50', '--chaos', '--steps', '150',
-          '--durations', p.durations, '--heat', p.heat, '--guidance', '8', '--lanes', '8', '--open-cost', p.openCost,
-          ...(p.forbidCycles ? ['--forbid-cycles'] : []),
-        ];
-        const r = cli(args).out;
-        if (!r) throw new Error(`no JSON from ${args.join(' ')}`);
-        if (r.validator.violations !== 0) throw new Error(`violations with ${args.join(' ')}: ${JSON.stringify(r.validator.first)}`);
-        reached += r.counters.goalsReached;
+        reached += validChaosRun(p.seed, p.durations, p.forbidCycles, ['--heat', p.heat, '--guidance', '8', '--lanes', '8', '--open-cost', p.openCost]).counters.goalsReached;
       },
     ),
     { numRuns: 12, seed: 2326 },
