@@ -264,6 +264,13 @@ t.test('escapes: loaded bots on a dense map with one-wide ways get out of stalls
   t.ok(reached.on > reached.off * 1.3, `goals reached: ${reached.on} with escapes, ${reached.off} without`);
 });
 
+/** The arbitraries of validChaosRun's own inputs (fast-check records add theirs). */
+const CHAOS_RUN = {
+  seed: fc.integer({ min: 1, max: 1_000_000 }),
+  durations: fc.constantFrom('1,1,1,1', '1,2,1,1', '2,1,3,3'),
+  forbidCycles: fc.boolean(),
+};
+
 /**
  * A random dense 18x12 run of 50 bots under chaos for 150 steps, with the given durations, ring
  * rule and extra arguments: its report, or a throw naming the arguments when it breaks a rule.
@@ -285,12 +292,7 @@ t.test('improvement passes: every plan they pick is valid, and none starts after
   let wins = 0;
   fc.assert(
     fc.property(
-      fc.record({
-        seed: fc.integer({ min: 1, max: 1_000_000 }),
-        durations: fc.constantFrom('1,1,1,1', '1,2,1,1', '2,1,3,3'),
-        forbidCycles: fc.boolean(),
-        rotations: fc.boolean(),
-      }),
+      fc.record({ ...CHAOS_RUN, rotations: fc.boolean() }),
       (p) => {
         wins += validChaosRun(p.seed, p.durations, p.forbidCycles, ['--improve-passes', '6', ...(p.rotations ? [] : ['--no-rotations'])]).counters.improveWins;
       },
@@ -312,13 +314,7 @@ t.test('congestion weight and open-area cost: every plan keeps the rules', async
   let reached = 0;
   fc.assert(
     fc.property(
-      fc.record({
-        seed: fc.integer({ min: 1, max: 1_000_000 }),
-        durations: fc.constantFrom('1,1,1,1', '1,2,1,1', '2,1,3,3'),
-        forbidCycles: fc.boolean(),
-        heat: fc.constantFrom('16', '48', '255'),
-        openCost: fc.constantFrom('1', '2', '4'),
-      }),
+      fc.record({ ...CHAOS_RUN, heat: fc.constantFrom('16', '48', '255'), openCost: fc.constantFrom('1', '2', '4') }),
       (p) => {
         reached += validChaosRun(p.seed, p.durations, p.forbidCycles, ['--heat', p.heat, '--guidance', '8', '--lanes', '8', '--open-cost', p.openCost]).counters.goalsReached;
       },
