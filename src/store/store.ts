@@ -207,15 +207,15 @@ export class Store {
       return undefined;
     }
     if (this.fault && (!this.fault.full || hasRoom(this.dir))) this.setFault(undefined);
-    const changed = new Map<string, Key[]>();
+    const changed = new Map<string, Set<Key>>();
     for (const run of runs) {
       for (const [name, keys] of run.changed) {
         const all = changed.get(name);
-        if (all) for (const key of keys) all.push(key);
-        else changed.set(name, [...keys]);
+        if (all) for (const key of keys) all.add(key);
+        else changed.set(name, keys);
       }
     }
-    if (changed.size > 0) this.announce(Object.fromEntries(changed), 'local');
+    if (changed.size > 0) this.announce(Object.fromEntries([...changed].map(([name, keys]) => [name, [...keys]])), 'local');
     for (const run of runs) {
       for (const callback of run.after) {
         try {
