@@ -132,7 +132,8 @@ t.test('a carrier onboarded at a balcony by a person is stored', async (t) => {
 });
 
 t.test('UNCHARGING without a bot takes every charging bot off its charger (UNCHARGE_ALL)', async (t) => {
-  const a = await startE2eApp();
+  // Full batteries: no bot goes to top up by itself, which would make bot 2 busy (409) at random.
+  const a = await startE2eApp({ WAREHOUSE_SIM_BATTERY_PERMILLE: '1000' });
   t.teardown(() => a.close());
   const charge = await post(a, '/api/v2/requests', { type: 'RECHARGE', bot_id: 2 });
   t.equal(charge.status, 201, JSON.stringify(charge.json));
