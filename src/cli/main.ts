@@ -9,6 +9,9 @@ import { VERSION } from '../version.js';
 import { CliError, EXIT } from './exit.js';
 import type { CliOptions } from './context.js';
 
+/** The commands of USAGE: an unknown one is refused before any command's modules load. */
+const COMMANDS = new Set(['check-config', 'status', 'backup', 'restore', 'reset-admin', 'bots', 'requests', 'events']);
+
 // Each command's modules (the store, the domain, the archive) load when that command runs:
 // loading them all took about 2 s before even `--help` could answer.
 
@@ -68,6 +71,9 @@ async function run(argv: string[]): Promise<number> {
     if (rest.length !== n) throw new CliError(`${command} takes ${what}\n\n${USAGE}`, EXIT.usage);
   };
 
+  if (!COMMANDS.has(command)) return unknownCommand(command);
+  // Every command reads the daemon's configuration: its module loads here, each command's own below.
+  const { cliConfig } = await import('./context.js');
   switch (command) {
     case 'check-config': {
       expect(0, 'no arguments');
@@ -76,7 +82,7 @@ async function run(argv: string[]): Promise<number> {
     }
     case 'status': {
       expect(0, 'no arguments');
-      const [{ cliConfig }, { formatStatus, statusExit, statusReport }] = await Promise.all([import('./context.js'), import('./status.js')]);
+      const { formatStatus, statusExit, statusReport } = await import('./status.js');
       let report;
       try {
         report = await statusReport(cliConfig(options));
@@ -91,14 +97,14 @@ async function run(argv: string[]): Promise<number> {
     case 'backup': {
       expect(0, '--out FILE');
       if (!values.out) throw new CliError('backup needs --out FILE', EXIT.usage);
-      const [{ cliConfig }, { backup }] = await Promise.all([import('./context.js'), import('./backup.js')]);
+      const { backup } = await import('./backup.js');
       const manifest = await backup(cliConfig(options), options, values.out);
       out(`backup written to ${values.out}: ${Object.keys(manifest.files).length} files, version ${manifest.version}, schema ${manifest.schema_version}\n`);
       return EXIT.ok;
     }
     case 'restore': {
       expect(1, 'the archive: restore FILE');
-      const [{ cliConfig }, { restore }] = await Promise.all([import('./context.js'), import('./backup.js')]);
+      const { restore } = await import('./backup.js');
       const done = await restore(cliConfig(options), rest[0]!);
       out(`restored ${rest[0]} (made ${done.manifest.created_at} by ${done.manifest.version} on ${done.manifest.hostname}); the previous state is in ${done.previous}\n`);
       if (done.config) out(`the configuration and TLS files of the backup are in ${done.config}: compare them with /etc/warehouse-controller before starting\n`);
@@ -106,26 +112,26 @@ async function run(argv: string[]): Promise<number> {
     }
     case 'reset-admin': {
       expect(0, 'no arguments (--out FILE)');
-      const [{ cliConfig }, { resetAdmin }] = await Promise.all([import('./context.js'), import('./reset-admin.js')]);
+      const { resetAdmin } = await import('./reset-admin.js');
       const done = await resetAdmin(cliConfig(options), values.out);
       out(`new password for ${done.email} written to ${done.file} (mode 0600): log in, change it, then delete the file\n`);
       return EXIT.ok;
     }
     case 'bots': {
       expect(0, 'no arguments');
-      const [{ cliConfig }, { botsTable }] = await Promise.all([import('./context.js'), import('./reads.js')]);
+      const { botsTable } = await import('./reads.js');
       out(await botsTable(cliConfig(options)));
       return EXIT.ok;
     }
     case 'requests': {
       expect(0, 'no arguments');
-      const [{ cliConfig }, { requestsTable }] = await Promise.all([import('./context.js'), import('./reads.js')]);
+      const { requestsTable } = await import('./reads.js');
       out(await requestsTable(cliConfig(options), { all: values.all ?? false, limit }));
       return EXIT.ok;
     }
     case 'events': {
       expect(0, 'no arguments');
-      const [{ cliConfig }, { events }] = await Promise.all([import('./context.js'), import('./reads.js')]);
+      const { events } = await import('./reads.js');
       const stop = new AbortController();
       process.once('SIGINT', () => stop.abort());
       process.once('SIGTERM', () => stop.abort());
@@ -133,9 +139,13 @@ async function run(argv: string[]): Promise<number> {
       return EXIT.ok;
     }
     default:
-      err(`unknown command "${command}"\n\n${USAGE}`);
-      return EXIT.usage;
+      return unknownCommand(command);
   }
+}
+
+function unknownCommand(command: string): number {
+  err(`unknown command "${command}"\n\n${USAGE}`);
+  return EXIT.usage;
 }
 
 run(process.argv.slice(2)).then(
