@@ -78,16 +78,23 @@ t.test('an operator logs in and sees the bots of level 1 move on the map', async
   await page.getByTestId('bot-count').filter({ hasText: `${bots.length} bots` }).waitFor();
   t.ok(bots.length > 0, `${bots.length} bots on level 1`);
 
-  // The canvas draws each bot in its state's colour at its cell.
-  const probe = bots[0]!;
-  const drawn = await page.evaluate(({ x, y }) => {
+  // The canvas draws each bot in its state's colour at its cell. A bot may move between the
+  // API's answer and the sample (a top-up): read its cell again until the two agree.
+  const STATE_COLOURS = ['#1565c0', '#e69500', '#2e7d32', '#6b7280', '#7b1fa2', '#c62828'];
+  const sample = (at: { x: number; y: number }) => page.evaluate(({ x, y }) => {
     // Runs in the page: the DOM's globals, which this file's Node types do not describe.
     const canvas = (globalThis as any).document.querySelector('canvas');
     const cell = Number(canvas.dataset.cell);
     const [r, g, b] = canvas.getContext('2d').getImageData(Math.floor((x + 0.5) * cell) + 2, Math.floor((y + 0.5) * cell) - Math.floor(cell * 0.3), 1, 1).data;
     return `#${[r, g, b].map((v: number) => v.toString(16).padStart(2, '0')).join('')}`;
-  }, probe);
-  t.ok(['#1565c0', '#e69500', '#2e7d32', '#6b7280', '#7b1fa2', '#c62828'].includes(drawn), `bot ${probe.id} drawn in a state colour (${drawn})`);
+  }, at);
+  const probeId = bots[0]!.id;
+  let drawn = '';
+  for (const end = Date.now() + 10_000; Date.now() < end && !STATE_COLOURS.includes(drawn);) {
+    const now = ((await get('/api/v2/bots?level_id=1')) as { id: number; x: number; y: number }[]).find((b) => b.id === probeId)!;
+    drawn = await sample(now);
+  }
+  t.ok(STATE_COLOURS.includes(drawn), `bot ${probeId} drawn in a state colour (${drawn})`);
 
   // Work for the bots: the cells in the list follow the bot stream while a bot fetches the carrier.
   const sku = (await get('/api/v2/skus?size=1&sort_by=-total_quantity')).items[0].id as string;
