@@ -5,7 +5,7 @@
 // napi_throw", which aborts the whole process. That abort cannot be caught, so the rounds run in
 // a child process (test/fixtures/native-teardown.ts) whose exit status is the verdict. Rounds
 // terminate at a random moment after some deliveries, from inside a deliver callback, while
-// callbacks throw, and with close() pending; a second child runs with Node's
+// callbacks throw, with close() pending, and inside the addon's read of an argument's property; a second child runs with Node's
 // --force-node-api-uncaught-exceptions-policy, under which a callback's error ends the worker by
 // itself. Seeded: NATIVE_TEARDOWN_SEED=<n> replays a run.
 import t from 'tap';
@@ -17,8 +17,9 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const FIXTURE = path.join(ROOT, 'test', 'fixtures', 'native-teardown.ts');
 const seed = Number(process.env.NATIVE_TEARDOWN_SEED ?? Math.floor(Math.random() * 1e9));
 
-function run(nodeOptions: string[], childSeed: number, rounds: number) {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...nodeOptions, FIXTURE, String(childSeed), String(rounds)], { cwd: ROOT });
+function run(nodeOptions: string[], childSeed: number, rounds: number, mode?: string) {
+  const args = ['--import', 'tsx', ...nodeOptions, FIXTURE, String(childSeed), String(rounds), ...(mode ? [mode] : [])];
+  const child = spawn(process.execPath, args, { cwd: ROOT });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
@@ -33,8 +34,11 @@ t.test('terminating a worker while native callbacks are in flight never aborts t
   const cases = [
     { name: 'default', options: [], seed, rounds: 24 },
     { name: 'uncaught-exceptions policy', options: ['--force-node-api-uncaught-exceptions-policy=true'], seed: seed + 1, rounds: 8 },
+    // Terminated inside each property read of an argument in turn: the addon read `type` twice
+    // and used the second, failed read ("FATAL ERROR: Error::New napi_get_last_error_info").
+    { name: 'inside an argument read', options: [], seed: seed + 2, rounds: 18, mode: 'getter' },
   ];
-  const results = await Promise.all(cases.map((c) => run(c.options, c.seed, c.rounds)));
+  const results = await Promise.all(cases.map((c) => run(c.options, c.seed, c.rounds, c.mode)));
   cases.forEach((c, i) => {
     const r = results[i]!;
     // Node's warning for each error a callback threw (DEP0168) is expected noise here.

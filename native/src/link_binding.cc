@@ -264,7 +264,10 @@ Link::Link(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Link>(info), env_(
     return;
   }
   Napi::Object o = info[0].As<Napi::Object>();
-  if (!o.Get("write").IsFunction() || !o.Get("onEvent").IsFunction()) {
+  // Read once each: see CommandFromJs on why a property is never read twice.
+  Napi::Value write = o.Get("write");
+  Napi::Value onEvent = o.Get("onEvent");
+  if (!write.IsFunction() || !onEvent.IsFunction()) {
     Napi::TypeError::New(env, "createLink: options.write and options.onEvent must be functions")
         .ThrowAsJavaScriptException();
     return;
@@ -287,8 +290,8 @@ Link::Link(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Link>(info), env_(
 
   auto st = std::make_shared<LinkState>();
   st->core = std::make_unique<LinkCore>(c, NowMs());
-  st->write = Napi::Persistent(o.Get("write").As<Napi::Function>());
-  st->on_event = Napi::Persistent(o.Get("onEvent").As<Napi::Function>());
+  st->write = Napi::Persistent(write.As<Napi::Function>());
+  st->on_event = Napi::Persistent(onEvent.As<Napi::Function>());
   // At most one delivery is queued at a time (delivery_queued), so 2 bounds the queue.
   auto* ctx = new std::shared_ptr<LinkState>(st);
   st->tsfn = Tsfn::New(env, "warehouse.link", 2, 1, ctx,

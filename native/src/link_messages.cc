@@ -153,12 +153,15 @@ const char* ResultName(uint8_t result) { return Name(kResult, result); }
 
 bool CommandFromJs(Napi::Env env, Napi::Value value, wh_frame& f) {
   std::memset(&f, 0, sizeof f);
-  if (!value.IsObject() || !value.As<Napi::Object>().Get("type").IsString()) {
+  // Each property is read once and checked before use: a second read may fail while the worker
+  // terminates, and node-addon-api aborts the process on a failed read's empty value.
+  Napi::Value typeValue = value.IsObject() ? value.As<Napi::Object>().Get("type") : env.Undefined();
+  if (!typeValue.IsString()) {
     Napi::TypeError::New(env, "message must be an object with a string type").ThrowAsJavaScriptException();
     return false;
   }
   Napi::Object obj = value.As<Napi::Object>();
-  std::string type = obj.Get("type").As<Napi::String>().Utf8Value();
+  std::string type = typeValue.As<Napi::String>().Utf8Value();
   Reader r(env, obj, type);
   if (type == "FAULT_CLEAR") {
     f.type = WH_T_FAULT_CLEAR;

@@ -393,7 +393,9 @@ LevelPlanner::LevelPlanner(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Le
     return;
   }
   Napi::Object o = info[0].As<Napi::Object>();
-  if (!o.Get("deliver").IsFunction()) {
+  // Read once each: see CommandFromJs (link_messages.cc) on why a property is never read twice.
+  Napi::Value deliver = o.Get("deliver");
+  if (!deliver.IsFunction()) {
     Fail(env, "createLevelPlanner: options.deliver must be a function");
     return;
   }
@@ -412,15 +414,16 @@ LevelPlanner::LevelPlanner(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Le
   c.planner.heuristicMemoryBytes = static_cast<size_t>(memoryMb) << 20;
   c.planner.seed = static_cast<uint64_t>(seed);
   std::shared_ptr<const wp::Grid> grid;
-  if (!o.Get("grid").IsUndefined()) {
+  Napi::Value gridValue = o.Get("grid");
+  if (!gridValue.IsUndefined()) {
     auto g = std::make_shared<wp::Grid>();
-    if (!GridFromJs(env, o.Get("grid"), "createLevelPlanner: grid", *g)) return;
+    if (!GridFromJs(env, gridValue, "createLevelPlanner: grid", *g)) return;
     grid = std::move(g);
   }
 
   auto st = std::make_shared<EngineState>();
   st->engine = std::make_unique<wp::LevelEngine>(c);
-  st->deliver = Napi::Persistent(o.Get("deliver").As<Napi::Function>());
+  st->deliver = Napi::Persistent(deliver.As<Napi::Function>());
   // One thread uses the function: the level thread, which releases it as it ends. At most one
   // delivery is queued at a time, so 2 bounds the queue.
   auto* ctx = new std::shared_ptr<EngineState>(st);
