@@ -5,6 +5,7 @@
 import t from 'tap';
 import { startE2eApp, type AdminApp } from './helpers/app.js';
 import { until } from './helpers/until.js';
+import { e2eSite } from './fixtures/e2e-site.js';
 import { carriers } from '../src/domain/inventory/records.js';
 
 t.setTimeout(400_000);
@@ -95,6 +96,26 @@ t.test('restart_brain in the middle of work: the work resumes and ends', async (
   for (const id of ids) t.equal((await get(a, `/api/v2/requests?id__eq=${id}`)).items[0].status, 'SUCCEEDED');
   for (const c of ['C1', 'C2', 'C3', 'C4']) t.ok(inStorage(a, c), `${c} in storage`);
   t.ok(await jobCount(a, ids) <= planned + 6, 'a bounded number of retries at most');
+});
+
+t.test('a brain started while a carrier is carried off its cell does not bar that cell: the bot behind it in the lane gets out', async (t) => {
+  // Lane 1 (C1 in front, C2 behind it) walled on both sides: a bot holding C2 gets out through
+  // C1's old cell (1,2) or not at all. Full batteries: no bot goes to top up meanwhile.
+  const site = e2eSite();
+  site.levels[0]!.rows = ['#PP#BPP#', '........', 'BS#SSSSC', '#S#SSSS#', '#S#SSSS#', '########'];
+  const a = await startE2eApp({ WAREHOUSE_SIM_BATTERY_PERMILLE: '1000' }, site);
+  t.teardown(() => a.close());
+  const first = (await post(a, '/api/v2/requests', { type: 'FETCH', entities: [{ carrier_id: 'C1', balcony_ids: [2] }] })).json.id as string;
+  await until('C1 lifted and carried', async () => (await graph(a, first)).some((n) => n.type === 'RETRIEVING' && n.status === 'EXECUTING' && n.details.phase === 'carrying'), 60_000);
+  // The store books C1 at (1,2) until it reaches the balcony; the new brain's planner must not
+  // take it as standing there, or the bot that lifts C2 behind it at (1,3) never gets out.
+  const r = await post(a, '/api/v2/restart_brain?timeout=30');
+  t.equal(r.status, 200);
+  const second = (await post(a, '/api/v2/requests', { type: 'FETCH', entities: [{ carrier_id: 'C2', balcony_ids: [1] }] })).json.id as string;
+  await settle(a, [first, second]);
+  for (const id of [first, second]) t.equal((await get(a, `/api/v2/requests?id__eq=${id}`)).items[0].status, 'SUCCEEDED');
+  const failed = a.lines.filter((l) => l.msg === 'bot job failed');
+  t.same(failed.map((l) => l.reason), [], 'no job failed');
 });
 
 t.test('an offboarded bot is out of service and gets no work until it is onboarded again', async (t) => {

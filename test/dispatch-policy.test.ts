@@ -10,8 +10,9 @@ import t from 'tap';
 import { buildSite, type Cell } from '../src/domain/site/load.js';
 import { newJob, type JobRecord, type JobType } from '../src/domain/requests/records.js';
 import type { LevelSnapshot } from '../src/brain/worker/level/snapshot.js';
-import type { MotionBot } from '../src/brain/worker/motion/motion.js';
+import type { MotionBot, Standing } from '../src/brain/worker/motion/motion.js';
 import { decide, type Decision } from '../src/brain/worker/policy/dispatch.js';
+import { standsOnItsCell } from '../src/brain/worker/policy/places.js';
 import { MAX_ATTEMPTS, recover } from '../src/brain/worker/policy/recovery.js';
 import { CONNECT_WAIT_MS, controlStep } from '../src/brain/worker/policy/control.js';
 import { e2eSite } from './fixtures/e2e-site.js';
@@ -32,6 +33,7 @@ function bot(id: number, x: number, y: number, more: Partial<MotionBot> = {}): M
 interface World {
   jobs?: JobRecord[];
   bots?: MotionBot[] | null;
+  unplaced?: Standing[];
   carriers?: Record<string, Cell>;
   paused?: boolean;
   line?: LevelSnapshot['line'];
@@ -46,6 +48,7 @@ function snapshot(w: World): LevelSnapshot {
   return {
     level, now: NOW, paused: w.paused ?? false, chargeBelow: 20,
     bots: w.bots === undefined ? [bot(1, 0, 1), bot(2, 7, 1)] : w.bots,
+    unplaced: w.unplaced ?? [],
     line: w.line ?? { up: true }, jobs, running: new Set(w.running ?? []),
     order: (id) => ({ priority: w.priority?.[id] ?? 10, counter: Number(id.replace(/\D/g, '')) || 0 }),
     job: (id) => jobs.find((j) => j.id === id),
@@ -148,6 +151,26 @@ t.test('decide: who starts, where to and with which bot, or why not', async (t) 
       want: ['start st bot 1 4,0'],
     },
     {
+      // After a brain restart, a bot that lifted C2 deep in lane 1 reports before the planner
+      // places it: storing C1 in front of it would shut it in (loaded bots pass under no carrier).
+      name: 'a lane where a bot not placed yet holds a carrier up is not chosen, nor its cell',
+      world: () => ({
+        jobs: [job('STORING', { id: 'st', carrier_id: 'C1' })],
+        carriers: { C1: { x: 1, y: 0 }, C2: { x: 1, y: 4 }, C3: { x: 2, y: 2 }, C4: { x: 3, y: 2 }, C5: { x: 4, y: 2 }, C6: { x: 5, y: 2 }, C7: { x: 6, y: 2 } },
+        bots: [bot(1, 1, 0, { lifted: true })], unplaced: [{ x: 1, y: 4, lifted: true }],
+      }),
+      want: ['wait st storage_space'],
+    },
+    {
+      name: 'the same level with that bot placed or not holding anything: the lane is free to use',
+      world: () => ({
+        jobs: [job('STORING', { id: 'st', carrier_id: 'C1' })],
+        carriers: { C1: { x: 1, y: 0 }, C2: { x: 1, y: 4 }, C3: { x: 2, y: 2 }, C4: { x: 3, y: 2 }, C5: { x: 4, y: 2 }, C6: { x: 5, y: 2 }, C7: { x: 6, y: 2 } },
+        bots: [bot(1, 1, 0, { lifted: true })], unplaced: [{ x: 1, y: 4, lifted: false }],
+      }),
+      want: ['start st bot 1 1,3'],
+    },
+    {
       name: 'higher priority first: it takes the one free position, the other queues with its carrier',
       world: () => ({
         jobs: [job('RETRIEVING', { id: 'low', carrier_id: 'C5', balcony_ids: [2] }, 'r1'), job('RETRIEVING', { id: 'high', carrier_id: 'C6', balcony_ids: [2] }, 'r2')],
@@ -231,6 +254,19 @@ t.test('decide: who starts, where to and with which bot, or why not', async (t) 
     },
   ];
   for (const c of cases) t.same(said(decide(snapshot(c.world()))), c.want, c.name);
+});
+
+t.test('standsOnItsCell: a carrier a running job carries stands on no cell, wherever the store books it', async (t) => {
+  const carrying = { kind: 'carrier' as const, phase: 'carrying' as const, staged_at: null, in_front_of: null };
+  const cases: { name: string; jobs: JobRecord[]; want: boolean }[] = [
+    { name: 'no job moves it', jobs: [], want: true },
+    { name: 'its job has not lifted it yet', jobs: [job('RETRIEVING', { status: 'EXECUTING', bot_id: 1, carrier_id: 'C1', progress: { ...carrying, phase: 'to_carrier' } })], want: true },
+    { name: 'lifted and carried off (booked still where it stood)', jobs: [job('RETRIEVING', { status: 'EXECUTING', bot_id: 1, carrier_id: 'C1', progress: carrying })], want: false },
+    { name: 'carried by a job being cancelled', jobs: [job('STORING', { status: 'CANCELLING', bot_id: 1, carrier_id: 'C1', progress: carrying })], want: false },
+    { name: 'a copy waiting to try again says nothing of where it is', jobs: [job('STORING', { status: 'ACCEPTED', carrier_id: 'C1', progress: carrying })], want: true },
+    { name: 'another carrier is carried', jobs: [job('STORING', { status: 'EXECUTING', bot_id: 1, carrier_id: 'C2', progress: carrying })], want: true },
+  ];
+  for (const c of cases) t.equal(standsOnItsCell(c.jobs, 'C1'), c.want, c.name);
 });
 
 t.test('recover: a failed try is retried with a growing backoff, then waits for a person; never an endless loop', async (t) => {

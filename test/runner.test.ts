@@ -43,7 +43,7 @@ async function level1(t: Test) {
   const motion = { levelId: 1, bots: () => [] } as unknown as LevelMotion;
   const runner: LevelRunner = new LevelRunner({ level, requests, inventory, carriers, motion, logger: createLogger('silent'), now: Date.now, snapshot: () => snapshot() });
   const snapshot = () => takeSnapshot({
-    level, work, carriers, findJob: (id) => requests.findJob(id), bots: () => [], line: () => ({ up: true }), paused: () => false, chargeBelow: () => 20, now: Date.now,
+    level, work, carriers, findJob: (id) => requests.findJob(id), bots: () => [], unplaced: () => [], line: () => ({ up: true }), paused: () => false, chargeBelow: () => 20, now: Date.now,
   }, runner);
   return { requests, inventory, runner, snapshot };
 }

@@ -63,10 +63,10 @@ export async function startAdminApp(env: Record<string, string> = {}): Promise<A
   };
 }
 
-/** The whole daemon on the end-to-end site (test/fixtures/e2e-site.ts) with its simulated bots, once all three are online. */
-export async function startE2eApp(env: Record<string, string> = {}): Promise<AdminApp> {
+/** The whole daemon on the end-to-end site (test/fixtures/e2e-site.ts, or a variant of it) with its simulated bots, once all three are online. */
+export async function startE2eApp(env: Record<string, string> = {}, site = e2eSite()): Promise<AdminApp> {
   const siteFile = path.join(mkdtempSync(path.join(tmpdir(), 'wh-e2e-')), 'site.json');
-  writeFileSync(siteFile, JSON.stringify(e2eSite()));
+  writeFileSync(siteFile, JSON.stringify(site));
   const a = await startAdminApp({ WAREHOUSE_SITE: siteFile, WAREHOUSE_LINKS: 'on', WAREHOUSE_SIM_SPEED: '4', ...env });
   await until('three bots online', async () => (await a.admin.request('/api/v2/bots')).json.filter((b: { online: boolean }) => b.online).length === 3, 30_000);
   return a;

@@ -15,7 +15,6 @@ import { Events } from '../../domain/events/events.js';
 import { CarrierPlaces } from '../../domain/inventory/carrier-places.js';
 import { Inventory } from '../../domain/inventory/inventory.js';
 import { OpenWork } from '../../domain/requests/open-work.js';
-import { CARRIER_JOBS } from '../../domain/requests/records.js';
 import { Requests } from '../../domain/requests/requests.js';
 import { buildSite } from '../../domain/site/load.js';
 import { botRecords } from '../../domain/system/records.js';
@@ -29,6 +28,7 @@ import { Brain } from './brain.js';
 import { levelGrid } from './motion/level-grid.js';
 import type { LevelMotion } from './motion/motion.js';
 import { PlannedMotion } from './motion/planned-motion.js';
+import { standsOnItsCell } from './policy/places.js';
 import { BridgedRadio } from './radio.js';
 
 const port = parentPort!;
@@ -60,19 +60,10 @@ const requests = new Requests({
   externalPicking: () => settings.externalPicking,
   botLevel: (id) => store.collection(botRecords).get(id)?.level_id,
 });
-/**
- * Whether a carrier really stands on a cell: a carrier on its way to a storage space is booked
- * there as it leaves its balcony position, so the store has it there before it arrives; the
- * planner must not bar that cell to the bot bringing it.
- */
+/** Whether a carrier really stands on a cell, for the planner's flags (policy/places.ts standsOnItsCell). */
 function standsOn(levelId: number, x: number, y: number): boolean {
   const id = places.at(levelId, x, y);
-  if (id === undefined) return false;
-  for (const j of work.jobsOn(levelId)) {
-    if (j.carrier_id !== id || !CARRIER_JOBS.has(j.type) || (j.status !== 'EXECUTING' && j.status !== 'CANCELLING')) continue;
-    if (j.progress.kind === 'carrier' && j.progress.phase === 'carrying' && j.target?.x === x && j.target.y === y) return false;
-  }
-  return true;
+  return id !== undefined && standsOnItsCell(work.jobsOn(levelId), id);
 }
 
 // One planner thread and motion per level with a radio line. The bots' figures are the

@@ -147,6 +147,9 @@ export class LevelRunner implements RunnerState {
           if (leaving) inventory.placeCarrierInWrite(job.carrier_id!, level.id, leaving.x, leaving.y);
           return requests.updateJob(job, { progress: withPhase(job.progress, 'carrying'), wait: { waiting_for: 'bot_motion', reason: `bot ${bot} carries ${job.carrier_id}` } });
         });
+        // Lifted before this brain started (the last one stopped before it could record it):
+        // this planner was given the cell as holding a carrier, barred to loaded bots.
+        if (holding) motion.refreshCell(carrier.x, carrier.y);
       }
     }
     if (!job.target) {

@@ -9,7 +9,7 @@ import type { CarrierPlaces } from '../../../domain/inventory/carrier-places.js'
 import type { OpenWork } from '../../../domain/requests/open-work.js';
 import type { JobRecord } from '../../../domain/requests/records.js';
 import type { Cell, SiteLevel } from '../../../domain/site/load.js';
-import type { MotionBot } from '../motion/motion.js';
+import type { MotionBot, Standing } from '../motion/motion.js';
 
 /** Whether the level's radio line carries its bots now, and why not. */
 export type LineState = { up: true } | { up: false; reason: string };
@@ -30,6 +30,8 @@ export interface LevelSnapshot {
   readonly chargeBelow: number;
   /** The level's bots, or null when no motion runs for it (its radio line is off). */
   readonly bots: readonly MotionBot[] | null;
+  /** Bots that report but are not placed yet (not in `bots`): their cells are taken, and a lane with one holding a carrier up is busy. */
+  readonly unplaced: readonly Standing[];
   readonly line: LineState;
   /** Open jobs of the level, oldest first. */
   readonly jobs: readonly JobRecord[];
@@ -60,6 +62,7 @@ export interface SnapshotSources {
   /** A job that may have ended (not in OpenWork). */
   findJob(id: string): JobRecord | undefined;
   bots(): readonly MotionBot[] | null;
+  unplaced(): readonly Standing[];
   line(): LineState;
   paused(): boolean;
   chargeBelow(): number;
@@ -77,6 +80,7 @@ export function takeSnapshot(src: SnapshotSources, runner: RunnerState): LevelSn
     paused: src.paused(),
     chargeBelow: src.chargeBelow(),
     bots: src.bots(),
+    unplaced: src.unplaced(),
     line: src.line(),
     jobs: src.work.jobsOn(levelId),
     running: runner.running,

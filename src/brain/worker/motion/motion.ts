@@ -20,6 +20,13 @@ export interface MotionGoal {
 }
 
 /** A bot as the dispatcher sees it. */
+/** Where a bot stands by its last report, and whether it holds a carrier up. */
+export interface Standing {
+  x: number;
+  y: number;
+  lifted: boolean;
+}
+
 export interface MotionBot {
   id: number;
   level_id: number;
@@ -56,6 +63,14 @@ export interface LevelMotion {
   readonly levelId: number;
   /** The bots of the level now (those the planner has placed). */
   bots(): MotionBot[];
+  /**
+   * Bots of the level that report but that the planner has not placed yet (just after a brain
+   * start, a bot still finishing a move, or one whose cell the planner refused): they stand
+   * where they report, some holding a carrier up, though bots() does not list them.
+   */
+  unplaced(): Standing[];
+  /** Sets the planner's flags of one cell again from the store (a carrier lifted or set down without this brain seeing it). */
+  refreshCell(x: number, y: number): void;
   /** Where a bot's telemetry last put it and whether it holds a carrier, placed by the planner or not. */
   lastSeen(botId: number): { x: number; y: number; lifted: boolean } | undefined;
   /** Sends a bot to a goal; resolves when it got there and did `then`, or why not. */

@@ -20,7 +20,7 @@ import { FAULT_BY_NAME, STOPPING_FLAGS } from '../../../link/protocol/faults.js'
 import { type LevelPlanner, type PlannedAction, type PlannerEvent, type PlanState } from '../../../native/planner.js';
 import type { BotEvent, BotState, CommandOutcome } from '../../../lines/events.js';
 import { cellFlags, moveStep, plannerHeading } from './level-grid.js';
-import type { FailureCause, GoalOutcome, LevelMotion, MotionBot, MotionGoal } from './motion.js';
+import type { FailureCause, GoalOutcome, LevelMotion, MotionBot, MotionGoal, Standing } from './motion.js';
 
 const OBSTACLE = FAULT_BY_NAME.get('OBSTACLE')!.code;
 /** FAULT_CLEAR tries after an ERROR fault before the bot waits for a technician. */
@@ -123,6 +123,15 @@ export class PlannedMotion implements LevelMotion {
     return out;
   }
 
+  unplaced(): Standing[] {
+    const out: Standing[] = [];
+    for (const r of this.runs.values()) {
+      const t = r.telemetry;
+      if (t && !r.planned && t.online && t.x !== 65535) out.push({ x: t.x, y: t.y, lifted: t.carrier_held });
+    }
+    return out;
+  }
+
   lastSeen(botId: number): { x: number; y: number; lifted: boolean } | undefined {
     const t = this.runs.get(botId)?.telemetry ?? this.departed.get(botId);
     return t && { x: t.x, y: t.y, lifted: t.carrier_held };
@@ -214,6 +223,10 @@ export class PlannedMotion implements LevelMotion {
     const t = r.telemetry;
     // A goal on its own cell that it stays on: the others go round it until it is taken off.
     if (r.planned && t) this.o.planner.setGoal(botId, { cell: t.y * this.o.level.width + t.x, act: 'none', stay: true });
+  }
+
+  refreshCell(x: number, y: number): void {
+    this.o.planner.setCellFlags(y * this.o.level.width + x, cellFlags(this.o.level, x, y, this.o.occupied(x, y)));
   }
 
   refresh(): void {

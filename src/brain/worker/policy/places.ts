@@ -36,6 +36,19 @@ export function started(j: JobRecord): boolean {
   return j.status === 'EXECUTING' || j.status === 'CANCELLING';
 }
 
+/**
+ * Whether a carrier stands on the cell the store books it to: not while a running job's bot
+ * holds it up (the carrying phase), booked still where it was lifted or already where it goes.
+ * The planner's cell flags follow this, so a brain started while a carrier was carried does not
+ * bar its old cell to loaded bots (that shut a bot holding the carrier behind it in its lane).
+ */
+export function standsOnItsCell(jobs: readonly JobRecord[], carrierId: string): boolean {
+  for (const j of jobs) {
+    if (j.carrier_id === carrierId && CARRIER_JOBS.has(j.type) && started(j) && j.progress.kind === 'carrier' && j.progress.phase === 'carrying') return false;
+  }
+  return true;
+}
+
 /** A retrieval whose bot holds its carrier and waits for a balcony position. */
 export function waitsForPort(j: JobRecord): boolean {
   return j.type === 'RETRIEVING' && j.status === 'EXECUTING' && j.target === null && j.progress.kind === 'carrier' && j.progress.phase === 'carrying';
@@ -78,12 +91,13 @@ export function carriersComingInFront(s: LevelSnapshot, carrierId: string, at: C
 
 /**
  * Whether a cell is free for job `self`: no carrier stands there, no bot that cannot be pushed
- * aside (stuck, parked, lost) stands there, no other running job goes there or waits there for a
+ * aside (stuck, parked, lost, or not placed by the planner yet) stands there, no other running job goes there or waits there for a
  * balcony position, and this pass has not given it to another job.
  */
 export function freeFor(s: LevelSnapshot, self: string, claimed: ReadonlySet<string> = new Set()): (c: Cell) => boolean {
   const targeted = new Set<string>();
   for (const b of s.bots ?? []) if (b.stuck || !b.online) targeted.add(key(b));
+  for (const b of s.unplaced) targeted.add(key(b));
   for (const j of s.jobs) {
     if (j.id === self || !started(j)) continue;
     const at = j.target ?? stagedAt(j);
@@ -166,8 +180,10 @@ export function laneWork(s: LevelSnapshot): { running: Set<string>; pending: Set
   const running = new Set<string>();
   const pending = new Set<string>();
   // A bot holding a carrier up in a lane gets out only while the spaces in front stay free,
-  // whatever its job's state (a copy waiting to try again, or none).
+  // whatever its job's state (a copy waiting to try again, or none), and whether the planner
+  // has placed it yet or not (after a brain restart, a carrier stored in front shut one in).
   for (const b of s.bots ?? []) if (b.lifted) running.add(key(b));
+  for (const b of s.unplaced) if (b.lifted) running.add(key(b));
   for (const j of s.jobs) {
     const on = started(j);
     if (on && j.target) running.add(key(j.target));
