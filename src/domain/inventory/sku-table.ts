@@ -9,7 +9,7 @@
  * so the list route may keep each row's serialized item (`rowsImmutable`) and a search text is
  * kept by row identity.
  */
-import type { GatheredRows, ListSource } from '../list/index.js';
+import { SubstringIndex, type GatheredRows, type ListSource } from '../list/index.js';
 import type { CommitNotice, Store } from '../../store/store.js';
 import { compareKeys } from '../../store/collection.js';
 import { skus, type SkuRecord } from './records.js';
@@ -26,6 +26,8 @@ export class SkuTable implements ListSource<SkuRecord> {
   private readonly searchTexts = new WeakMap<SkuRecord, string>();
   /** Lower-cased text of single fields by row (`search=name:bolt`), kept as long as the row. */
   private readonly fieldTexts = new WeakMap<SkuRecord, Map<string, string>>();
+  /** Substring indexes of the texts searched so far (a field, or `*`), built on the first search of each and kept current on commit. */
+  private readonly substrings = new Map<string, { index: SubstringIndex<string>; compute: (row: SkuRecord) => string }>();
   private readonly stop: () => void;
 
   /** Reads every SKU of the store and follows its commits from then on. */
@@ -102,6 +104,25 @@ export class SkuTable implements ListSource<SkuRecord> {
     return text;
   }
 
+  searchCandidates(text: string, needle: string, compute: (row: SkuRecord) => string): readonly SkuRecord[] | undefined {
+    let entry = this.substrings.get(text);
+    if (!entry) {
+      entry = { index: new SubstringIndex(), compute };
+      for (const sku of this.byId.values()) entry.index.set(sku.id, compute(sku));
+      this.substrings.set(text, entry);
+    }
+    const ids = entry.index.candidates(needle);
+    if (ids === undefined) return undefined;
+    // In key order, as scan() gives them: sorting a few beats a pass over every id.
+    if (ids.length * 8 < this.ids.length) ids.sort(compareKeys);
+    else {
+      const hit = new Set(ids);
+      ids.length = 0;
+      for (const id of this.ids) if (hit.has(id)) ids.push(id);
+    }
+    return ids.map((id) => this.byId.get(id)!);
+  }
+
   private apply(notice: CommitNotice): void {
     const changed = notice[skus.name];
     if (!changed) return;
@@ -112,6 +133,7 @@ export class SkuTable implements ListSource<SkuRecord> {
       if (before) this.byUnit.get(before.measurement_unit)?.ids.delete(id);
       if (before && this.byUnit.get(before.measurement_unit)?.ids.size === 0) this.byUnit.delete(before.measurement_unit);
       this.invalidateUnit(before?.measurement_unit);
+      for (const { index, compute } of this.substrings.values()) index.set(id, now && compute(now));
       if (now) {
         if (!before) this.ids.splice(insertionPoint(this.ids, id), 0, id);
         this.byId.set(id, now);

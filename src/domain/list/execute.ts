@@ -22,7 +22,7 @@ interface Candidates<T> {
 
 /** One page of rows of `source` matching `query`; `plan` forces one way of sorting (tests). */
 export function executeList<T>(table: FieldTable<T>, source: ListSource<T>, query: ListQuery, plan: OrderPlan = 'auto'): Page<T> {
-  const found = candidates(table, source, query.filters);
+  const found = candidates(table, source, query.filters, query.search);
   const { rows, used } = found;
   const tests: Predicate<T>[] = query.filters.filter((f) => f !== used?.original).map((f) => filterPredicate(table, f));
   if (query.search) tests.push(searchPredicate(table, query.search, source));
@@ -61,7 +61,7 @@ export function executeList<T>(table: FieldTable<T>, source: ListSource<T>, quer
       ({ items, total } = walked);
     } else {
       // The candidates may have been read (counted) already: an iterator is then spent.
-      const again = walked.rows ?? (walked.rowsRead ? every(candidates(table, source, query.filters).rows) : every(rows));
+      const again = walked.rows ?? (walked.rowsRead ? every(candidates(table, source, query.filters, query.search).rows) : every(rows));
       let all: readonly T[];
       if (tests.length === 0) {
         all = Array.isArray(again) ? (again as readonly T[]) : Array.from(again);
@@ -155,7 +155,11 @@ function every<T>(rows: Iterable<T>): Iterable<T> {
   return typeof gathered === 'function' ? gathered.call(rows) : rows;
 }
 
-function candidates<T>(table: FieldTable<T>, source: ListSource<T>, filters: Filter[]): Candidates<T> {
+/**
+ * The rows to test: those of the `eq`/`in` filter whose index gives the fewest, else those the
+ * search may match by the source's substring index, else every row.
+ */
+function candidates<T>(table: FieldTable<T>, source: ListSource<T>, filters: Filter[], search: SearchNode | undefined): Candidates<T> {
   const usable = filters
     .filter((f) => (f.op === 'eq' || f.op === 'in') && table[f.field]!.indexed && f.values.every((v) => v !== null))
     .sort((a, b) => a.values.length - b.values.length);
@@ -166,7 +170,50 @@ function candidates<T>(table: FieldTable<T>, source: ListSource<T>, filters: Fil
     const rows = source.lookup(f.field, values);
     if (rows !== undefined) return { rows, used: { ...f, values, original: f } };
   }
-  return { rows: source.scan() };
+  const narrowed = search && source.searchCandidates ? searchCandidates(table, source, search) : undefined;
+  return { rows: narrowed ?? source.scan() };
+}
+
+/** Rows the search may match, by the source's substring index: a term's own; the fewest of an AND's; none for an OR. */
+function searchCandidates<T>(table: FieldTable<T>, source: ListSource<T>, node: SearchNode): readonly T[] | undefined {
+  if (node.kind === 'term') {
+    const text = termText(table, node, source);
+    return text && source.searchCandidates!(text.name, node.needle, text.compute);
+  }
+  if (node.kind === 'or') return undefined;
+  let best: readonly T[] | undefined;
+  for (const item of node.items) {
+    const rows = searchCandidates(table, source, item);
+    if (rows && (!best || rows.length < best.length)) best = rows;
+  }
+  return best;
+}
+
+/**
+ * The text a term is tested against when the source keeps it per row: every searchable field
+ * joined (`*`), or one field's; undefined when the term tests field by field.
+ */
+function termText<T>(table: FieldTable<T>, node: SearchNode & { kind: 'term' }, source: ListSource<T>): { name: string; compute: (row: T) => string } | undefined {
+  const getters = node.fields.map((name) => (row: T) => valueOf(table[name]!, name, row));
+  const lower = lowerCaser();
+  if (node.all && source.searchText && !node.needle.includes(FIELD_BREAK)) {
+    return {
+      name: '*',
+      compute: (row) => getters.map((get) => {
+        const v = get(row);
+        return v == null ? '' : lower(v);
+      }).join(FIELD_BREAK),
+    };
+  }
+  if (node.fields.length === 1 && source.fieldText) {
+    const [get] = getters as [(row: T) => unknown];
+    // '' holds no needle (never empty): a row without a value does not match.
+    return { name: node.fields[0]!, compute: (row) => {
+      const v = get(row);
+      return v == null ? '' : lower(v);
+    } };
+  }
+  return undefined;
 }
 
 function filterPredicate<T>(table: FieldTable<T>, filter: Filter): Predicate<T> {
@@ -214,28 +261,14 @@ const FIELD_BREAK = '\u0001';
 
 function searchPredicate<T>(table: FieldTable<T>, node: SearchNode, source: ListSource<T>): Predicate<T> {
   if (node.kind === 'term') {
-    const getters = node.fields.map((name) => (row: T) => valueOf(table[name]!, name, row));
     const needle = node.needle;
+    // A source that keeps each row's lower-cased text: no lower-casing per row and query
+    // (10,000 SKU names took 20 ms a search).
+    const text = termText(table, node, source);
+    if (text?.name === '*') return (row) => source.searchText!(row, text.compute).includes(needle);
+    if (text) return (row) => source.fieldText!(row, text.name, text.compute).includes(needle);
+    const getters = node.fields.map((name) => (row: T) => valueOf(table[name]!, name, row));
     const lower = lowerCaser();
-    if (node.all && source.searchText && !needle.includes(FIELD_BREAK)) {
-      const compute = (row: T): string => getters.map((get) => {
-        const v = get(row);
-        return v == null ? '' : lower(v);
-      }).join(FIELD_BREAK);
-      return (row) => source.searchText!(row, compute).includes(needle);
-    }
-    if (node.fields.length === 1 && source.fieldText) {
-      // One field, from a source that keeps each row's lower-cased text of it: no lower-casing
-      // per row and query (10,000 SKU names took 20 ms a search).
-      const [field] = node.fields as [string];
-      const [get] = getters as [(row: T) => unknown];
-      const compute = (row: T): string => {
-        const v = get(row);
-        // '' holds no needle (never empty): a row without a value does not match, as below.
-        return v == null ? '' : lower(v);
-      };
-      return (row) => source.fieldText!(row, field, compute).includes(needle);
-    }
     return (row) => {
       for (const get of getters) {
         const v = get(row);
