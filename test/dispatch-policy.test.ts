@@ -72,6 +72,18 @@ function said(decisions: Decision[]): string[] {
   });
 }
 
+/**
+ * C1 held up at balcony 1 to be stored; every lane but lane 1 full in front; C2 at the back of
+ * lane 1 under a bot the planner has not placed yet, holding it up or not.
+ */
+function shutIn(lifted: boolean): World {
+  return {
+    jobs: [job('STORING', { id: 'st', carrier_id: 'C1' })],
+    carriers: { C1: { x: 1, y: 0 }, C2: { x: 1, y: 4 }, C3: { x: 2, y: 2 }, C4: { x: 3, y: 2 }, C5: { x: 4, y: 2 }, C6: { x: 5, y: 2 }, C7: { x: 6, y: 2 } },
+    bots: [bot(1, 1, 0, { lifted: true })], unplaced: [{ x: 1, y: 4, lifted }],
+  };
+}
+
 t.test('decide: who starts, where to and with which bot, or why not', async (t) => {
   seq = 0;
   const cases: { name: string; world: () => World; want: string[] }[] = [
@@ -154,20 +166,12 @@ t.test('decide: who starts, where to and with which bot, or why not', async (t) 
       // After a brain restart, a bot that lifted C2 deep in lane 1 reports before the planner
       // places it: storing C1 in front of it would shut it in (loaded bots pass under no carrier).
       name: 'a lane where a bot not placed yet holds a carrier up is not chosen, nor its cell',
-      world: () => ({
-        jobs: [job('STORING', { id: 'st', carrier_id: 'C1' })],
-        carriers: { C1: { x: 1, y: 0 }, C2: { x: 1, y: 4 }, C3: { x: 2, y: 2 }, C4: { x: 3, y: 2 }, C5: { x: 4, y: 2 }, C6: { x: 5, y: 2 }, C7: { x: 6, y: 2 } },
-        bots: [bot(1, 1, 0, { lifted: true })], unplaced: [{ x: 1, y: 4, lifted: true }],
-      }),
+      world: () => shutIn(true),
       want: ['wait st storage_space'],
     },
     {
-      name: 'the same level with that bot placed or not holding anything: the lane is free to use',
-      world: () => ({
-        jobs: [job('STORING', { id: 'st', carrier_id: 'C1' })],
-        carriers: { C1: { x: 1, y: 0 }, C2: { x: 1, y: 4 }, C3: { x: 2, y: 2 }, C4: { x: 3, y: 2 }, C5: { x: 4, y: 2 }, C6: { x: 5, y: 2 }, C7: { x: 6, y: 2 } },
-        bots: [bot(1, 1, 0, { lifted: true })], unplaced: [{ x: 1, y: 4, lifted: false }],
-      }),
+      name: 'the same level with that bot holding nothing: the lane is free to use',
+      world: () => shutIn(false),
       want: ['start st bot 1 1,3'],
     },
     {
