@@ -19,7 +19,6 @@ export interface MotionGoal {
   then: Arrival;
 }
 
-/** A bot as the dispatcher sees it. */
 /** Where a bot stands by its last report, and whether it holds a carrier up. */
 export interface Standing {
   x: number;
@@ -27,6 +26,7 @@ export interface Standing {
   lifted: boolean;
 }
 
+/** A bot as the dispatcher sees it. */
 export interface MotionBot {
   id: number;
   level_id: number;

@@ -91,8 +91,9 @@ export function carriersComingInFront(s: LevelSnapshot, carrierId: string, at: C
 
 /**
  * Whether a cell is free for job `self`: no carrier stands there, no bot that cannot be pushed
- * aside (stuck, parked, lost, or not placed by the planner yet) stands there, no other running job goes there or waits there for a
- * balcony position, and this pass has not given it to another job.
+ * aside (stuck, parked, lost, or not placed by the planner yet) stands there, no other running
+ * job goes there or waits there for a balcony position, and this pass has not given it to
+ * another job.
  */
 export function freeFor(s: LevelSnapshot, self: string, claimed: ReadonlySet<string> = new Set()): (c: Cell) => boolean {
   const targeted = new Set<string>();
