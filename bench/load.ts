@@ -1,5 +1,5 @@
 // npm run bench:load [-- --skus 10000 --clients 200 --duration 30 --kind-seconds 3 --long 0
-//                        --links on --seed 1 --no-build]
+//                        --links on --seed 1 --no-build --node-flags="--cpu-prof --cpu-prof-dir=/tmp/p"]
 //
 // The API under the load of issue 22: many keep-alive HTTPS clients mixing the everyday calls
 // against the demo daemon (dist/main.js, a child process on a fresh state directory), with the
@@ -41,6 +41,8 @@ const { values: args } = parseArgs({
     links: { type: 'string', default: 'on' },
     seed: { type: 'string', default: String(Date.now() % 100000) },
     'no-build': { type: 'boolean', default: false },
+    // Extra flags for the measured daemon (a CPU profile of its threads, say), not for the seeding start.
+    'node-flags': { type: 'string' },
   },
 });
 const SKUS = Number(args.skus);
@@ -114,9 +116,9 @@ interface Daemon {
 
 const stateDir = mkdtempSync(path.join(os.tmpdir(), 'wh-bench-load-'));
 
-/** Starts dist/main.js on the bench's state directory; resolves once it listens. */
-async function startDaemon(): Promise<Daemon> {
-  const child = spawn(process.execPath, ['--enable-source-maps', path.join(ROOT, 'dist/main.js')], {
+/** Starts dist/main.js on the bench's state directory (with `flags` for node); resolves once it listens. */
+async function startDaemon(flags: string[] = []): Promise<Daemon> {
+  const child = spawn(process.execPath, ['--enable-source-maps', ...flags, path.join(ROOT, 'dist/main.js')], {
     cwd: ROOT,
     env: { ...process.env, WAREHOUSE_STATE_DIR: stateDir, WAREHOUSE_PORT: '0', WAREHOUSE_LINKS: args.links!, WAREHOUSE_LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -371,7 +373,7 @@ let daemon = await startDaemon();
 await stopDaemon(daemon);
 await seedSkus(SKUS);
 const t0 = performance.now();
-daemon = await startDaemon();
+daemon = await startDaemon(args['node-flags']?.split(/\s+/).filter(Boolean));
 console.log(`daemon pid ${daemon.child.pid} listening on ${daemon.port} after ${((performance.now() - t0) / 1000).toFixed(1)} s; RSS ${rssMiB(daemon.child.pid!).toFixed(0)} MiB`);
 try {
   const rssStart = rssMiB(daemon.child.pid!);
