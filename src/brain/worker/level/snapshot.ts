@@ -71,6 +71,20 @@ export interface SnapshotSources {
 
 const LAST = { priority: -Infinity, counter: Infinity };
 
+/**
+ * `derive` worked out once per snapshot and kept while the snapshot lives: a snapshot never
+ * changes, and the policy asks the same question of it for every job of a pass (with 900 open
+ * jobs, each asking it anew made a pass quadratic: most of the brain's thread under load).
+ */
+export function perSnapshot<V>(derive: (s: LevelSnapshot) => V): (s: LevelSnapshot) => V {
+  const memo = new WeakMap<LevelSnapshot, V>();
+  return (s) => {
+    let v = memo.get(s);
+    if (v === undefined) memo.set(s, (v = derive(s)));
+    return v;
+  };
+}
+
 /** Takes the snapshot of a level for one pass. */
 export function takeSnapshot(src: SnapshotSources, runner: RunnerState): LevelSnapshot {
   const levelId = src.level.id;

@@ -8,7 +8,7 @@
  */
 import { BOT_JOBS, CARRIER_JOBS, PERSON_JOBS, type JobRecord, type JobWait } from '../../../domain/requests/records.js';
 import type { Cell } from '../../../domain/site/load.js';
-import type { LevelSnapshot } from '../level/snapshot.js';
+import { perSnapshot, type LevelSnapshot } from '../level/snapshot.js';
 import type { MotionBot } from '../motion/motion.js';
 import { botFor, carrierBot, heldOnItsCell, onBoard, reservedBots } from './bots.js';
 import {
@@ -122,8 +122,23 @@ function movesAway(j: JobRecord): boolean {
 
 /** Whether another started job moves this carrier now. */
 function carrierInMotion(s: LevelSnapshot, carrierId: string, self: string): boolean {
-  return s.jobs.some((j) => j.id !== self && j.carrier_id === carrierId && CARRIER_JOBS.has(j.type) && started(j));
+  return (carrierJobs(s).moving.get(carrierId) ?? []).some((id) => id !== self);
 }
+
+/** Per carrier: the started carrier jobs that move it; the carriers some job takes out of their lane. */
+const carrierJobs = perSnapshot((s) => {
+  const moving = new Map<string, string[]>();
+  const leaving = new Set<string>();
+  for (const j of s.jobs) {
+    if (!j.carrier_id) continue;
+    if (movesAway(j)) leaving.add(j.carrier_id);
+    if (!CARRIER_JOBS.has(j.type) || !started(j)) continue;
+    const list = moving.get(j.carrier_id);
+    if (list) list.push(j.id);
+    else moving.set(j.carrier_id, [j.id]);
+  }
+  return { moving, leaving };
+});
 
 function startBotJob(s: LevelSnapshot, job: JobRecord, pass: Pass): Decision {
   const wait = (w: JobWait): Decision => ({ kind: 'wait', job, wait: w });
@@ -146,7 +161,7 @@ function startBotJob(s: LevelSnapshot, job: JobRecord, pass: Pass): Decision {
     const blocked = carriersInFront(s, c);
     if (job.type === 'RETRIEVING' && blocked.length > 0) {
       const reason = `carriers in front in its lane: ${blocked.join(', ')}`;
-      const still = blocked.filter((id) => !pass.claimedCarriers.has(id) && !s.jobs.some((j) => j.carrier_id === id && movesAway(j)));
+      const still = blocked.filter((id) => !pass.claimedCarriers.has(id) && !carrierJobs(s).leaving.has(id));
       if (still.length === 0) return wait({ waiting_for: 'carriers_in_front', reason });
       for (const id of still) pass.claimedCarriers.add(id);
       return { kind: 'set_aside', job, carriers: still, wait: { waiting_for: 'carriers_in_front', reason: `${reason}: ${still.join(', ')} set aside first` } };

@@ -5,7 +5,7 @@
  */
 import { CARRIER_JOBS, type JobRecord } from '../../../domain/requests/records.js';
 import type { Cell, SiteBalcony, SiteLevel } from '../../../domain/site/load.js';
-import type { LevelSnapshot } from '../level/snapshot.js';
+import { perSnapshot, type LevelSnapshot } from '../level/snapshot.js';
 import type { MotionBot } from '../motion/motion.js';
 import { chargingOn, mayLeaveCharger } from './charging.js';
 
@@ -81,13 +81,25 @@ export function carriersComingInFront(s: LevelSnapshot, carrierId: string, at: C
   const space = s.level.spaceAt(at.x, at.y);
   if (!space) return [];
   const out: string[] = [];
-  for (const j of s.jobs) {
-    if (!j.target || !j.carrier_id || j.carrier_id === carrierId || !started(j)) continue;
-    const there = s.level.spaceAt(j.target.x, j.target.y);
-    if (there && there.lane === space.lane && there.depth < space.depth) out.push(j.carrier_id);
+  for (const coming of settingDown(s).get(space.lane) ?? []) {
+    if (coming.carrier !== carrierId && coming.depth < space.depth) out.push(coming.carrier);
   }
   return out;
 }
+
+/** Carriers that started jobs set down on storage spaces, by lane, in the jobs' order. */
+const settingDown = perSnapshot((s) => {
+  const byLane = new Map<number, { carrier: string; depth: number }[]>();
+  for (const j of s.jobs) {
+    if (!j.target || !j.carrier_id || !started(j)) continue;
+    const there = s.level.spaceAt(j.target.x, j.target.y);
+    if (!there) continue;
+    let list = byLane.get(there.lane);
+    if (!list) byLane.set(there.lane, (list = []));
+    list.push({ carrier: j.carrier_id, depth: there.depth });
+  }
+  return byLane;
+});
 
 /**
  * Whether a cell is free for job `self`: no carrier stands there, no bot that cannot be pushed
@@ -96,16 +108,33 @@ export function carriersComingInFront(s: LevelSnapshot, carrierId: string, at: C
  * another job.
  */
 export function freeFor(s: LevelSnapshot, self: string, claimed: ReadonlySet<string> = new Set()): (c: Cell) => boolean {
-  const targeted = new Set<string>();
-  for (const b of s.bots ?? []) if (b.stuck || !b.online) targeted.add(key(b));
-  for (const b of s.unplaced) targeted.add(key(b));
-  for (const j of s.jobs) {
-    if (j.id === self || !started(j)) continue;
-    const at = j.target ?? stagedAt(j);
-    if (at) targeted.add(key(at));
-  }
-  return (c) => !claimed.has(key(c)) && !targeted.has(key(c)) && s.carrierAt(c) === undefined;
+  const taken = takenCells(s);
+  return (c) => {
+    const cell = key(c);
+    if (claimed.has(cell)) return false;
+    const by = taken.get(cell);
+    return (by === undefined || (by.size === 1 && by.has(self))) && s.carrierAt(c) === undefined;
+  };
 }
+
+/** Who takes each taken cell: the started jobs going or waiting there, '' for a bot standing there that cannot be pushed aside. */
+const takenCells = perSnapshot((s) => {
+  const taken = new Map<string, Set<string>>();
+  const take = (cell: Cell, by: string) => {
+    const k = key(cell);
+    let set = taken.get(k);
+    if (!set) taken.set(k, (set = new Set()));
+    set.add(by);
+  };
+  for (const b of s.bots ?? []) if (b.stuck || !b.online) take(b, '');
+  for (const b of s.unplaced) take(b, '');
+  for (const j of s.jobs) {
+    if (!started(j)) continue;
+    const at = j.target ?? stagedAt(j);
+    if (at) take(at, j.id);
+  }
+  return taken;
+});
 
 /**
  * The free position at one of the job's balconies nearest `from` (the carrier, or the bot
@@ -131,8 +160,11 @@ export function balconyAt(s: LevelSnapshot, c: Cell): number | undefined {
 
 /** Whether a retrieval that may go to one of the job's balconies holds its carrier and waits for a position. */
 export function queuedFor(s: LevelSnapshot, job: JobRecord): boolean {
-  return s.jobs.some((j) => waitsForPort(j) && j.balcony_ids.some((b) => job.balcony_ids.includes(b)));
+  return queued(s).some((j) => waitsForPort(j) && j.balcony_ids.some((b) => job.balcony_ids.includes(b)));
 }
+
+/** Retrievals started without a balcony position (on their way to the carrier, or holding it). */
+const queued = perSnapshot((s) => s.jobs.filter((j) => j.type === 'RETRIEVING' && j.status === 'EXECUTING' && j.target === null));
 
 const queueLimits = new WeakMap<SiteLevel, Map<number, number>>();
 
@@ -161,16 +193,12 @@ export function queueLimit(level: SiteLevel, balcony: SiteBalcony): number {
 export function mayQueue(s: LevelSnapshot, job: JobRecord): boolean {
   const balconies = s.level.balconies.filter((b) => job.balcony_ids.includes(b.id));
   const here = balconies.map((b) => b.id);
-  let queued = 0;
-  let holding = 0;
-  for (const j of s.jobs) {
-    if (j.type !== 'RETRIEVING' || j.status !== 'EXECUTING' || j.target !== null) continue;
-    holding++;
-    if (j.balcony_ids.some((b) => here.includes(b))) queued++;
-  }
+  const started = queued(s);
+  let forHere = 0;
+  for (const j of started) if (j.balcony_ids.some((b) => here.includes(b))) forHere++;
   const bots = (s.bots ?? []).filter((b) => b.online && !b.faulted).length;
   const limit = balconies.reduce((n, b) => n + queueLimit(s.level, b), 0);
-  return queued < limit && holding < bots - s.level.balconies.length;
+  return forHere < limit && started.length < bots - s.level.balconies.length;
 }
 
 /**
