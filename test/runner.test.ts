@@ -45,8 +45,24 @@ async function level1(t: Test) {
   const snapshot = () => takeSnapshot({
     level, work, carriers, findJob: (id) => requests.findJob(id), bots: () => [], unplaced: () => [], line: () => ({ up: true }), paused: () => false, chargeBelow: () => 20, now: Date.now,
   }, runner);
-  return { requests, inventory, runner, snapshot };
+  return { store, requests, inventory, runner, snapshot };
 }
+
+t.test('a pass whose jobs wait as they said already writes nothing, not even an empty commit', async (t) => {
+  const { store, requests, runner, snapshot } = await level1(t);
+  // No bots on the level: the retrieval waits for one, and says so.
+  const fetch = (await requests.create({ type: 'FETCH', entities: [{ carrier_id: 'C3', balcony_ids: [2] }] })).request.id;
+  await runner.apply(decide(snapshot()));
+  const retrieving = () => requests.jobsOf(fetch).find((j) => j.type === 'RETRIEVING')!;
+  t.match(retrieving().wait, { waiting_for: 'bot' }, 'the first pass wrote why it waits');
+  // Counted at the store: a transaction that changes nothing is announced to no one.
+  let writes = 0;
+  const write = store.write.bind(store);
+  store.write = (fn) => (writes++, write(fn));
+  for (let i = 0; i < 3; i++) await runner.apply(decide(snapshot()));
+  t.equal(writes, 0, 'three passes more, no transaction');
+  t.match(retrieving().wait, { waiting_for: 'bot' }, 'the wait is as it was');
+});
 
 t.test('a cancel between a pass and its write voids that one decision; the others are written', async (t) => {
   const { requests, runner, snapshot } = await level1(t);

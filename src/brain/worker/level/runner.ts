@@ -9,7 +9,7 @@
  */
 import type { CarrierPlaces } from '../../../domain/inventory/carrier-places.js';
 import type { Inventory } from '../../../domain/inventory/inventory.js';
-import { CARRIER_JOBS, type JobProgress, type JobRecord } from '../../../domain/requests/records.js';
+import { CARRIER_JOBS, type JobProgress, type JobRecord, type JobWait } from '../../../domain/requests/records.js';
 import type { Requests } from '../../../domain/requests/requests.js';
 import type { Cell, SiteLevel } from '../../../domain/site/load.js';
 import type { Logger } from '../../../log/logger.js';
@@ -60,9 +60,14 @@ export class LevelRunner implements RunnerState {
     for (const d of decisions) {
       if (d.kind === 'abandon' && this.deps.motion.abandon(d.job.bot_id!)) this.deps.logger.info({ job_id: d.job.id, bot_id: d.job.bot_id }, 'cancelled before its bot lifted anything: the bot stops');
     }
+    // A wait the job says already changes nothing: left out before the transaction, since a
+    // pass over 900 waiting jobs read each back from the store twice to write nothing, and
+    // committed (with its fsync) even when no decision changed anything.
+    const changing = decisions.filter((d) => d.kind !== 'wait' || !sameWait(d.job.wait, d.wait));
+    if (changing.length === 0) return;
     const drive = await requests.write(() => {
       const out: JobRecord[] = [];
-      for (const d of decisions) {
+      for (const d of changing) {
         const current = requests.findJob(d.job.id);
         // A commit overtook the snapshot (a cancel, a trigger): this decision is void.
         if (!current || current.status !== d.job.status) continue;
@@ -279,6 +284,11 @@ export class LevelRunner implements RunnerState {
 }
 
 const EMPTY: ReadonlySet<string> = new Set();
+
+/** Whether two waits say the same (Requests.explain writes only when they do not). */
+function sameWait(a: JobWait | null, b: JobWait): boolean {
+  return a?.waiting_for === b.waiting_for && a.reason === b.reason;
+}
 
 /** What the bot does once on the job's target. */
 function arrivalFor(job: JobRecord, target: Cell, level: SiteLevel): Arrival {
