@@ -26,7 +26,7 @@ import { takeSnapshot, type LineState } from './level/snapshot.js';
 import { BalconyLights, type SendCommand } from './lights.js';
 import type { LevelMotion } from './motion/motion.js';
 import { botsToCharge } from './policy/charging.js';
-import { controlStep } from './policy/control.js';
+import { controlStep, isControlJob } from './policy/control.js';
 import { decide } from './policy/dispatch.js';
 
 /** The radio lines as the brain uses them (BridgedRadio in the worker). */
@@ -343,7 +343,8 @@ export class Brain {
   private async controlJobs(): Promise<void> {
     for (const level of [0, ...this.deps.site.levels.map((l) => l.id)]) {
       for (const job of this.deps.work.jobsOn(level)) {
-        if (job.status !== 'ACCEPTED') continue;
+        // The facts below cost a list of bots each: gathered for the brain's own jobs only.
+        if (job.status !== 'ACCEPTED' || !isControlJob(job)) continue;
         const step = controlStep(job, {
           now: this.deps.now(), bots: job.level_id === null ? [] : this.deps.motion.get(job.level_id)?.bots() ?? [],
           botsOnLevel: [...this.onLevel].filter(([, l]) => l === job.level_id).map(([id]) => id),

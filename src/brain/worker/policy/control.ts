@@ -24,9 +24,14 @@ export interface ControlFacts {
 
 export type ControlStep = { kind: 'not_mine' } | { kind: 'wait'; wait: JobWait } | { kind: 'run'; note?: string };
 
+/** Whether a job is one of the brain's own (the others need no facts gathered for controlStep). */
+export function isControlJob(job: JobRecord): boolean {
+  return CONTROL_JOBS.has(job.type);
+}
+
 /** Whether a ready job is the brain's own, and whether it runs now. */
 export function controlStep(job: JobRecord, facts: ControlFacts): ControlStep {
-  if (!CONTROL_JOBS.has(job.type)) return { kind: 'not_mine' };
+  if (!isControlJob(job)) return { kind: 'not_mine' };
   if (job.type !== 'CONNECT_TO_BOTS') return { kind: 'run' };
   const answering = new Set(facts.bots.filter((b) => b.online).map((b) => b.id));
   const missing = facts.botsOnLevel.filter((id) => !answering.has(id));

@@ -47,11 +47,10 @@ export function dispatchOrder(s: LevelSnapshot, list: readonly JobRecord[]): Job
     const c = s.carrier(j.carrier_id);
     return c && c.level_id === s.level.id && balconyAt(s, c) !== undefined ? 0 : 1;
   };
-  return [...list].sort((a, b) => {
-    const oa = s.order(a.request_id);
-    const ob = s.order(b.request_id);
-    return leaving(a) - leaving(b) || ob.priority - oa.priority || oa.counter - ob.counter || a.seq - b.seq;
-  });
+  // Each job's keys read once, not at every comparison (n log n lookups of its request and carrier).
+  const keyed = list.map((job) => ({ job, leaving: leaving(job), ...s.order(job.request_id) }));
+  keyed.sort((a, b) => a.leaving - b.leaving || b.priority - a.priority || a.counter - b.counter || a.job.seq - b.job.seq);
+  return keyed.map((k) => k.job);
 }
 
 /** Everything one pass of the level decides. */
