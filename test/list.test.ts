@@ -2,7 +2,7 @@
 import t from 'tap';
 import fc from 'fast-check';
 import { ValidationError } from '../src/domain/errors.js';
-import { executeList, listQuerySchema, OrderedIndex, parseListQuery, type FieldTable, type GatheredRows, type ListSource } from '../src/domain/list/index.js';
+import { executeList, listQuerySchema, OrderedIndex, parseListQuery, SubstringIndex, type FieldTable, type GatheredRows, type ListSource } from '../src/domain/list/index.js';
 import { legacyTime } from '../src/domain/time.js';
 
 interface Row {
@@ -422,6 +422,27 @@ function timedReference(rows: Timed[], p: Record<string, unknown>): { ids: numbe
   const page = p.page as number;
   return { ids: out.slice((page - 1) * size, page * size).map((r) => r.id), total: out.length };
 }
+
+t.test('SubstringIndex: exactly the keys whose text holds the needle, through sets, replacements and removals', async (t) => {
+  // Texts of two letters and a space: most needles have every trigram in texts that do not hold them.
+  const text = fc.stringMatching(/^[ab ]{0,12}$/);
+  const step = fc.record({ key: fc.integer({ min: 0, max: 7 }), text: fc.option(text, { nil: undefined }) });
+  fc.assert(fc.property(fc.array(step, { maxLength: 40 }), fc.array(fc.stringMatching(/^[ab ]{3,6}$/), { minLength: 1, maxLength: 5 }), (steps, needles) => {
+    const index = new SubstringIndex<number>();
+    const texts = new Map<number, string>();
+    for (const s of steps) {
+      index.set(s.key, s.text);
+      if (s.text === undefined) texts.delete(s.key);
+      else texts.set(s.key, s.text);
+    }
+    return needles.every((needle) => {
+      const want = [...texts].filter(([, v]) => v.includes(needle)).map(([k]) => k).sort();
+      return JSON.stringify(index.holding(needle)!.sort()) === JSON.stringify(want);
+    });
+  }), { numRuns: 1000 });
+  t.equal(new SubstringIndex<number>().holding('ab'), undefined, 'a needle shorter than a trigram gets no answer');
+  t.pass('1000 random indexes agree with a scan');
+});
 
 t.test('OrderedIndex: runs in key order, ties by rank, through adds, key changes and removals', async (t) => {
   type Item = { k: number | null; r: number };

@@ -111,7 +111,7 @@ export class SkuTable implements ListSource<SkuRecord> {
       for (const sku of this.byId.values()) entry.index.set(sku.id, compute(sku));
       this.substrings.set(text, entry);
     }
-    const ids = entry.index.candidates(needle);
+    const ids = entry.index.holding(needle);
     if (ids === undefined) return undefined;
     // In key order, as scan() gives them: sorting a few beats a pass over every id.
     if (ids.length * 8 < this.ids.length) ids.sort(compareKeys);

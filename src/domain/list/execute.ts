@@ -16,6 +16,8 @@ export type OrderPlan = 'auto' | 'walk' | 'sort';
 
 interface Candidates<T> {
   rows: Iterable<T>;
+  /** The rows are exactly the search's matches (a single term, from the source's substring index). */
+  searched?: boolean;
   /** The filter whose index gave the rows (values deduplicated), if any. */
   used?: Filter & { original: Filter };
 }
@@ -25,7 +27,7 @@ export function executeList<T>(table: FieldTable<T>, source: ListSource<T>, quer
   const found = candidates(table, source, query.filters, query.search);
   const { rows, used } = found;
   const tests: Predicate<T>[] = query.filters.filter((f) => f !== used?.original).map((f) => filterPredicate(table, f));
-  if (query.search) tests.push(searchPredicate(table, query.search, source));
+  if (query.search && !found.searched) tests.push(searchPredicate(table, query.search, source));
   const matches = (row: T): boolean => {
     for (const test of tests) if (!test(row)) return false;
     return true;
@@ -171,10 +173,12 @@ function candidates<T>(table: FieldTable<T>, source: ListSource<T>, filters: Fil
     if (rows !== undefined) return { rows, used: { ...f, values, original: f } };
   }
   const narrowed = search && source.searchCandidates ? searchCandidates(table, source, search) : undefined;
-  return { rows: narrowed ?? source.scan() };
+  if (narrowed === undefined) return { rows: source.scan() };
+  // A term's rows are its matches; an AND's still go through every term.
+  return { rows: narrowed, searched: search!.kind === 'term' };
 }
 
-/** Rows the search may match, by the source's substring index: a term's own; the fewest of an AND's; none for an OR. */
+/** Rows to test for the search, by the source's substring index: a term's matches; the fewest of an AND's terms' matches; none for an OR. */
 function searchCandidates<T>(table: FieldTable<T>, source: ListSource<T>, node: SearchNode): readonly T[] | undefined {
   if (node.kind === 'term') {
     const text = termText(table, node, source);

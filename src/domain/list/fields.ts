@@ -56,11 +56,11 @@ export interface ListSource<T> {
   /** As searchText, for a `field:value` term: the row's lower-cased text of one field. */
   fieldText?(row: T, field: string, compute: (row: T) => string): string;
   /**
-   * Rows that may hold `needle` in the text `compute` gives (`text` names it: a field, or `*`
-   * for searchText's), in the order `scan` gives, from a substring index the source keeps; a
-   * superset, since every row is still tested. Undefined when the source cannot tell (a needle
-   * too short for its index). One field table per source: `compute` is taken as the same
-   * function for the same `text` on every call.
+   * Exactly the rows that hold `needle` in the text `compute` gives (`text` names it: a field,
+   * or `*` for searchText's), in the order `scan` gives, from a substring index the source
+   * keeps. Undefined when the source cannot tell (a needle too short for its index). One field
+   * table per source: `compute` is taken as the same function for the same `text` on every
+   * call.
    */
   searchCandidates?(text: string, needle: string, compute: (row: T) => string): readonly T[] | undefined;
   /** Number of rows `scan` gives (lets the engine judge whether reading rows in order pays). */

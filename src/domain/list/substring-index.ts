@@ -1,8 +1,8 @@
 /**
- * Which rows' texts may hold a needle, by the trigrams (runs of three characters) of their
- * texts: a substring search then reads only the rows that hold every trigram of its needle,
- * not every row (10,000 SKU names cost 5 ms a search, issue 22). The answer is a superset:
- * the caller still tests each row's text. Needles shorter than a trigram get no answer.
+ * Which rows' texts hold a needle, by the trigrams (runs of three characters) of their texts:
+ * a substring search then tests only the rows that hold every trigram of its needle, not every
+ * row (10,000 SKU names cost 5 ms a search, issue 22). Needles shorter than a trigram get no
+ * answer.
  */
 export class SubstringIndex<K> {
   /** Keys whose text holds each trigram. */
@@ -31,8 +31,8 @@ export class SubstringIndex<K> {
     }
   }
 
-  /** Keys whose text holds every trigram of `needle` (every key that holds it, and maybe more); undefined when the needle is shorter than three characters. */
-  candidates(needle: string): K[] | undefined {
+  /** Keys whose text holds `needle`, in no order; undefined when the needle is shorter than three characters. */
+  holding(needle: string): K[] | undefined {
     const grams = trigrams(needle);
     if (grams.size === 0) return undefined;
     const lists: Set<K>[] = [];
@@ -44,7 +44,7 @@ export class SubstringIndex<K> {
     lists.sort((a, b) => a.size - b.size);
     const [smallest, ...others] = lists as [Set<K>, ...Set<K>[]];
     const out: K[] = [];
-    for (const key of smallest) if (others.every((keys) => keys.has(key))) out.push(key);
+    for (const key of smallest) if (others.every((keys) => keys.has(key)) && this.texts.get(key)!.includes(needle)) out.push(key);
     return out;
   }
 }
