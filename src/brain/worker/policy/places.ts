@@ -193,12 +193,12 @@ export function queueLimit(level: SiteLevel, balcony: SiteBalcony): number {
 export function mayQueue(s: LevelSnapshot, job: JobRecord): boolean {
   const balconies = s.level.balconies.filter((b) => job.balcony_ids.includes(b.id));
   const here = balconies.map((b) => b.id);
-  const started = queued(s);
+  const all = queued(s);
   let forHere = 0;
-  for (const j of started) if (j.balcony_ids.some((b) => here.includes(b))) forHere++;
+  for (const j of all) if (j.balcony_ids.some((b) => here.includes(b))) forHere++;
   const bots = (s.bots ?? []).filter((b) => b.online && !b.faulted).length;
   const limit = balconies.reduce((n, b) => n + queueLimit(s.level, b), 0);
-  return forHere < limit && started.length < bots - s.level.balconies.length;
+  return forHere < limit && all.length < bots - s.level.balconies.length;
 }
 
 /**
