@@ -9,7 +9,7 @@ import { Client } from './helpers/client.js';
 import { apiKeys, roles, users } from '../src/domain/auth/records.js';
 import { Auth } from '../src/domain/auth/auth.js';
 import { AUTHENTICATED } from '../src/http/route.js';
-import { findPresentedKey } from '../src/domain/auth/api-keys.js';
+import { findPresentedKey, presentedDigest } from '../src/domain/auth/api-keys.js';
 import { ALL_PERMISSION_KEYS, expandPermissions, PERMISSIONS } from '../src/domain/auth/permissions.js';
 import { rolePermissions } from '../src/domain/auth/roles.js';
 
@@ -295,6 +295,32 @@ t.test('API keys: one-time value, listing, permissions patch, delete, last_used'
   t.equal((await admin.post('/api/v2/auth/generate_api_key', { name: 'p', expires_at: '2001-01-01T00:00:00Z' })).status, 422, 'expiry in the past');
   t.equal((await admin.post('/api/v2/auth/generate_api_key', { name: 'p', expires_at: '2999-01-01T00:00:00Z', never_expires: true })).status, 422);
   user.close();
+});
+
+t.test('a key in use is read from the store once, until a key, user or role changes or it expires', async (t) => {
+  const expiresAt = Date.now() + 2000;
+  const value = await newKey(['roles:view'], { expires_at: new Date(expiresAt).toISOString() });
+  const user = as(value);
+  const keys = a.app.store.collection(apiKeys);
+  const findOne = keys.findOne;
+  const digest = presentedDigest(a.app.auth.deps, value);
+  let reads = 0;
+  keys.findOne = function (this: typeof keys, ...args: Parameters<typeof findOne>) {
+    if (args[1] === digest) reads++;
+    return findOne.apply(this, args);
+  } as typeof findOne;
+  t.teardown(() => {
+    keys.findOne = findOne;
+    user.close();
+  });
+  for (let i = 0; i < 3; i++) t.equal((await user.get('/api/v2/auth/roles')).status, 200);
+  t.equal(reads, 1, 'three requests, one read of the key');
+  await newUser('operator');
+  t.equal((await user.get('/api/v2/auth/roles')).status, 200);
+  t.equal(reads, 2, 'a user written: the key is read again');
+  await new Promise((resolve) => setTimeout(resolve, expiresAt + 50 - Date.now()));
+  t.equal((await user.get('/api/v2/auth/roles')).status, 401, 'past its expiry, with nothing committed since: refused at once');
+  t.equal(reads, 2, 'by the key kept, not by a read');
 });
 
 t.test('a key is bounded by its owner\'s authority at every use', async (t) => {

@@ -100,12 +100,26 @@ function checkKeyReach(caller: Caller, record: ApiKeyRecord): void {
 
 /** Finds the key a caller presented, or undefined when it is unknown or expired. */
 export function findPresentedKey(deps: AuthDeps, presented: string): ApiKeyRecord | undefined {
+  const keyDigest = presentedDigest(deps, presented);
+  return keyDigest === undefined ? undefined : keyByDigest(deps, keyDigest);
+}
+
+/** The digest a presented key is stored under; undefined when the value cannot be a key. */
+export function presentedDigest(deps: AuthDeps, presented: string): string | undefined {
   if (!presented.startsWith(API_KEY_PREFIX) || presented.length > 100) return undefined;
   // The digest is keyed: equal digests are the same key, and nothing about a near miss leaks.
-  const record = deps.store.collection(apiKeys).findOne('key_digest', digest(deps.secrets.digestKey, presented));
-  if (!record) return undefined;
-  if (record.expires_at !== null && record.expires_at <= deps.now()) return undefined;
-  return record;
+  return digest(deps.secrets.digestKey, presented);
+}
+
+/** The key stored under `keyDigest`, or undefined when it is unknown or expired. */
+export function keyByDigest(deps: AuthDeps, keyDigest: string): ApiKeyRecord | undefined {
+  const record = deps.store.collection(apiKeys).findOne('key_digest', keyDigest);
+  return record && !keyExpired(record, deps.now()) ? record : undefined;
+}
+
+/** Whether a key no longer authenticates for its age alone. */
+export function keyExpired(record: ApiKeyRecord, now: number): boolean {
+  return record.expires_at !== null && record.expires_at <= now;
 }
 
 /**

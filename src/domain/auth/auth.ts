@@ -8,11 +8,11 @@ import { DomainError, TooManyRequestsError } from '../errors.js';
 import type { Caller } from './caller.js';
 import { AUTH_VERSION, authChanged, type AuthDeps } from './context.js';
 import { EVENT } from '../events/catalogue.js';
-import { findPresentedKey, forgetKeyValues, generateApiKey, keyCaller, LastUsedTracker } from './api-keys.js';
+import { forgetKeyValues, generateApiKey, keyByDigest, keyCaller, keyExpired, LastUsedTracker, presentedDigest } from './api-keys.js';
 import { ALL_PERMISSION_KEYS } from './permissions.js';
 import { generatePassword, hashPassword, verifyPassword } from './passwords.js';
 import { AttemptLimiter } from './rate-limit.js';
-import { roles, users, type ApiKeyRecord, type UserRecord } from './records.js';
+import { apiKeys, roles, users, type ApiKeyRecord, type UserRecord } from './records.js';
 import { issueResetCode, resetPassword, type ResetInput } from './reset.js';
 import { rolePermissions, seedRoles, SEEDED_ROLES } from './roles.js';
 import { issueTokens, pruneSessions, refreshTokens, refuseExpiredPassword, revokeRefreshToken, verifyAccessToken, type TokenPair } from './tokens.js';
@@ -30,6 +30,14 @@ export class Auth {
   private readonly perAddress: AttemptLimiter;
   private readonly permissionCache = new Map<string, Set<string>>();
   private cacheVersion = -1;
+  /**
+   * What each API key presented since the auth records last changed amounts to, by the key's
+   * digest: a request with a known key then costs its HMAC, not three store reads and a
+   * permission expansion (a tenth of the main thread under load, issue 22). Emptied by any
+   * commit to keys, users or roles, so a change holds from the next request on.
+   */
+  private readonly keyCallers = new Map<string, { key: ApiKeyRecord; caller: Caller | undefined }>();
+  private readonly stopFollowing: () => void;
   private timer: NodeJS.Timeout | undefined;
 
   private constructor(readonly deps: AuthDeps) {
@@ -37,6 +45,9 @@ export class Auth {
     const now = (): number => deps.now();
     this.perAccount = new AttemptLimiter({ free: 5, baseMs: 1000, maxMs: 15 * 60_000, windowMs: 60 * 60_000 }, now);
     this.perAddress = new AttemptLimiter({ free: 20, baseMs: 1000, maxMs: 15 * 60_000, windowMs: 60 * 60_000 }, now);
+    this.stopFollowing = deps.store.onCommit((notice) => {
+      if (notice[apiKeys.name] || notice[users.name] || notice[roles.name]) this.keyCallers.clear();
+    });
   }
 
   /** Seeds roles, creates the first administrator on an empty store, starts housekeeping. */
@@ -66,11 +77,19 @@ export class Auth {
     if (!match) return ANONYMOUS;
     const token = match[1]!;
     if (token.startsWith('whk_')) {
-      const key = findPresentedKey(this.deps, token);
-      const caller = key && keyCaller(key, this.ownerOf(key));
-      if (!caller) return ANONYMOUS;
-      this.lastUsed.touch(key!.id);
-      return caller;
+      const keyDigest = presentedDigest(this.deps, token);
+      if (keyDigest === undefined) return ANONYMOUS;
+      let known = this.keyCallers.get(keyDigest);
+      if (!known) {
+        // Unknown values are not kept: anyone may present any number of them.
+        const key = keyByDigest(this.deps, keyDigest);
+        if (!key) return ANONYMOUS;
+        known = { key, caller: keyCaller(key, this.ownerOf(key)) };
+        this.keyCallers.set(keyDigest, known);
+      }
+      if (!known.caller || keyExpired(known.key, this.deps.now())) return ANONYMOUS;
+      this.lastUsed.touch(known.key.id);
+      return known.caller;
     }
     const user = await verifyAccessToken(this.deps, token);
     return user ? this.userCaller(user) : ANONYMOUS;
@@ -161,6 +180,7 @@ export class Auth {
   /** Writes pending state and stops timers. */
   async close(): Promise<void> {
     clearInterval(this.timer);
+    this.stopFollowing();
     await this.lastUsed.flush();
   }
 
