@@ -33,7 +33,7 @@ import { WebSockets, type UpgradeRequest } from './websocket.js';
  * an Authorization header is anonymous without asking (the answer to a body's sender must be
  * known before uWS hands over the body's first bytes).
  */
-export type Authenticate = (headers: Readonly<Record<string, string>>, remoteAddress: string) => Caller | Promise<Caller>;
+export type Authenticate = (headers: Readonly<Record<string, string>>) => Caller | Promise<Caller>;
 
 export interface ServerOptions {
   host: string;
@@ -100,6 +100,11 @@ export class HttpServer {
   private readonly ownUploadDir: boolean;
   /** Requests whose body is being taken or whose spool file exists. */
   private readonly intakes = new Set<BodyIntake>();
+  /**
+   * Where the request lines go: the root logger without its secret-field redaction, which costs
+   * 14 µs a line against 1 (issue 22). These lines hold only the fields logRequest names.
+   */
+  private readonly requestLog: Logger;
   port = 0;
 
   constructor(private readonly options: ServerOptions) {
@@ -109,6 +114,7 @@ export class HttpServer {
     this.ownUploadDir = options.uploadDir === undefined;
     this.uploadDir = options.uploadDir ?? mkdtempSync(path.join(tmpdir(), 'wh-uploads-'));
     prepareSpoolDir(this.uploadDir);
+    this.requestLog = options.logger.child({}, { redact: { paths: [] } });
     this.sockets = new WebSockets({
       prepare: (route, request, exchange) => this.prepareUpgrade(route, request, exchange),
       fail: (exchange, err, requestId, method, url) => this.fail(exchange, err, requestId, method, url),
@@ -292,7 +298,7 @@ export class HttpServer {
 
   /** Credentials first (an anonymous caller learns nothing from validation), then inputs, then the handler. */
   private async serveAsync(exchange: Exchange, c: Compiled, ctx: RequestContext, qs: string): Promise<number> {
-    ctx.caller = await this.options.authenticate!(ctx.headers, ctx.remoteAddress);
+    ctx.caller = await this.options.authenticate!(ctx.headers);
     this.authorize(c.route, ctx.caller);
     this.validateInputs(c, ctx, qs);
     return this.respond(exchange, c, ctx, await c.route.handler(ctx as never));
@@ -302,7 +308,7 @@ export class HttpServer {
   private async serveBody(exchange: Exchange, c: Compiled, ctx: RequestContext, qs: string, needsAuth: boolean, intake: BodyIntake): Promise<number> {
     try {
       if (needsAuth) {
-        ctx.caller = await this.options.authenticate!(ctx.headers, ctx.remoteAddress);
+        ctx.caller = await this.options.authenticate!(ctx.headers);
         this.authorize(c.route, ctx.caller);
       }
       this.validateInputs(c, ctx, qs);
@@ -328,7 +334,7 @@ export class HttpServer {
     }
     const ctx = new Context(params, request.headers, requestId, request.remoteAddress, exchange, this.options.logger);
     if (this.options.authenticate && route.permission !== null) {
-      ctx.caller = await this.options.authenticate(request.headers, request.remoteAddress);
+      ctx.caller = await this.options.authenticate(request.headers);
       this.authorize(route, ctx.caller);
     }
     this.validateInputs(c, ctx, request.qs);
@@ -465,7 +471,7 @@ export class HttpServer {
   }
 
   private logRequest(method: string, url: string, status: number, requestId: string, ms: number, aborted: boolean): void {
-    const log = this.options.logger;
+    const log = this.requestLog;
     // A 500 is a bug; a 503 or 507 (shutting down, the disk) is an operational state the
     // events and the storage fault log already report.
     const level = status >= 500 && status !== 503 && status !== 507 ? 'error' : status === 507 ? 'warn' : status >= 400 || method !== 'GET' ? 'info' : 'debug';
