@@ -191,6 +191,25 @@ t.test('a paused body is resumed once the caller is allowed, intact', async (t) 
   t.equal(counters(s).heldNow, 0);
 });
 
+t.test('a body that came whole with its headers is never paused; one held for its caller is', async (t) => {
+  const s = await start(t);
+  const before = counters(s).pausesTotal;
+  for (let i = 0; i < 20; i++) {
+    const r = await s.client.request('/api/v2/json', { method: 'POST', json: { a: i }, headers: { authorization: 'Bearer u1' } });
+    t.equal(r.status, 200);
+  }
+  t.equal(counters(s).pausesTotal, before, '20 small JSON bodies: no pause');
+  const form = multipart([{ name: 'files', value: fileBody(3 * MiB), filename: 'a.bin' }]);
+  closeGate();
+  const up = new RawUpload(s.server.port, uploadHead('/api/v2/hash', form.body, form.contentType, 'u1'), form.body);
+  up.send(0);
+  await until('held bytes', async () => counters(s).heldNow > 0);
+  t.ok(counters(s).pausesTotal > before, 'an upload waiting for its caller is paused');
+  openGate();
+  t.equal((await up.response()).status, 200);
+  up.socket.destroy();
+});
+
 t.test('concurrent uploads arrive intact and leave no spool file', async (t) => {
   const s = await start(t, { uploadQuota: 64 * MiB });
   const files = [1, 2, 3, 4, 5, 6].map((i) => fileBody(i * 333 * KiB + i, i));

@@ -68,9 +68,11 @@ export interface BodyStats {
   spooledTotal: number;
   /** Spool files on disk now. */
   spoolFiles: number;
+  /** Times a body's socket was paused (waiting for its caller, the disk, or dropped). */
+  pausesTotal: number;
 }
 
 /** A fresh, all-zero BodyStats. */
 export function emptyStats(): BodyStats {
-  return { heldNow: 0, heldTotal: 0, memoryNow: 0, memoryTotal: 0, spooledNow: 0, spooledTotal: 0, spoolFiles: 0 };
+  return { heldNow: 0, heldTotal: 0, memoryNow: 0, memoryTotal: 0, spooledNow: 0, spooledTotal: 0, spoolFiles: 0, pausesTotal: 0 };
 }

@@ -1,9 +1,12 @@
 /**
  * The body of one request as uWS delivers it. uWS hands body chunks only to a handler set in
  * the request callback, so `onData` is set there; but nothing is kept until the server has
- * decided that the caller may send this body. Until then the socket is paused: the only bytes
- * that arrive are those uWS had already read with the headers (one socket read, at most its
- * 512 KiB receive buffer), and they are held, bounded per request and in total. Once
+ * decided that the caller may send this body. Until then the socket is paused from the first
+ * chunk that is not the body's last: the only bytes that arrive are those uWS had already read
+ * with the headers (one socket read, at most its 512 KiB receive buffer), and they are held,
+ * bounded per request and in total. A body that came whole with its headers (nearly every JSON
+ * body) pauses nothing: pausing and resuming a socket cost more than a small request's
+ * handler (issue 22). Once
  * authorized, the body goes to memory (JSON) or to a spool file (uploads) with the held bytes
  * first; refused, it is dropped unread and the answer closes the connection.
  */
@@ -46,7 +49,6 @@ export class BodyIntake {
     this.holding = hold;
     exchange.onBody((chunk, last) => this.take(chunk, last));
     exchange.onAbort(() => this.reject?.(new ClientGone()));
-    this.updatePause();
   }
 
   /** Reads the body into memory; 413 past `limit`. */
@@ -124,7 +126,7 @@ export class BodyIntake {
   }
 
   private take(chunk: ArrayBuffer, last: boolean): void {
-    if (this.dropping) return;
+    if (this.dropping) return this.updatePause();
     const size = chunk.byteLength;
     if (!this.sink) {
       if (this.heldBytes + size > MAX_HELD_PER_REQUEST || this.stats.heldNow + size > MAX_HELD_TOTAL) {
@@ -132,6 +134,7 @@ export class BodyIntake {
         this.overflowed = true;
         this.dropping = true;
         this.dropHeld();
+        this.updatePause();
         return;
       }
       // uWS reuses the chunk's memory after this callback: keep a copy.
@@ -140,6 +143,7 @@ export class BodyIntake {
       this.stats.heldNow += size;
       this.stats.heldTotal += size;
       if (last) this.complete = true;
+      else this.updatePause();
       return;
     }
     this.sink.take(Buffer.from(chunk.slice(0)), last);
@@ -192,10 +196,13 @@ export class BodyIntake {
    * paused: its answer closes the connection, and reading it would only cost.
    */
   private updatePause(): void {
-    const pause = this.holding || this.diskBusy || this.dropping;
+    const pause = (this.holding && !this.complete) || this.diskBusy || this.dropping;
     if (pause === this.paused) return;
     this.paused = pause;
-    if (pause) this.exchange.pause();
+    if (pause) {
+      this.stats.pausesTotal++;
+      this.exchange.pause();
+    }
     else this.exchange.resume();
   }
 }
