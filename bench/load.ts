@@ -1,5 +1,6 @@
 // npm run bench:load [-- --skus 10000 --clients 200 --duration 30 --kind-seconds 3 --long 0
-//                        --links on --seed 1 --no-build --node-flags="--cpu-prof --cpu-prof-dir=/tmp/p"]
+//                        --links on --seed 1 --no-build --kinds-only
+//                        --node-flags="--cpu-prof --cpu-prof-dir=/tmp/p"]
 //
 // The API under the load of issue 22: many keep-alive HTTPS clients mixing the everyday calls
 // against the demo daemon (dist/main.js, a child process on a fresh state directory), with the
@@ -17,6 +18,10 @@
 //            that kind (CPU of every daemon thread, from /proc/<pid>/stat).
 //   long     with --long N: N seconds more of the mix, then health, mix and kinds again, printed
 //            beside the first figures (how they change as SKUs and jobs grow).
+//
+// With --kinds-only, the kinds phase alone runs right after the start, warm connections first:
+// the reads then see the store at its seeded size (the mix's POST /sku adds thousands of SKUs),
+// so `--skus 1000` against `--skus 10000` is the tenfold comparison of issue 22.
 //
 // The load generator is this process (node:https, one Agent of one socket per client); its own
 // CPU share is printed, so a run limited by the client shows as such. Randomness (which kind,
@@ -41,6 +46,7 @@ const { values: args } = parseArgs({
     links: { type: 'string', default: 'on' },
     seed: { type: 'string', default: String(Date.now() % 100000) },
     'no-build': { type: 'boolean', default: false },
+    'kinds-only': { type: 'boolean', default: false },
     // Extra flags for the measured daemon (a CPU profile of its threads, say), not for the seeding start.
     'node-flags': { type: 'string' },
   },
@@ -314,8 +320,19 @@ async function measure(d: Daemon, mixClients: Client[]): Promise<Figures> {
   const all = mix.filter((s) => !s.fresh).map((s) => s.ms).sort((a, b) => a - b);
   const fresh = mix.filter((s) => s.fresh).map((s) => s.ms);
 
+  return { healthRps, mixRps: mix.length / (DURATION / 1000), p50: quantile(all, 0.5), p99: quantile(all, 0.99), max: all.at(-1) ?? NaN,
+    fresh: fresh.length, freshMax: Math.max(0, ...fresh),
+    bad: mix.filter((s) => !s.ok).length, mixCpuMsPerReq: mixCpu / mix.length, mixCores: mixCpu / DURATION,
+    byKind: await measureKinds(d, mixClients, mix), clientCpuPct: ((own.user + own.system) / 1000 / DURATION) * 100,
+    skus: await count(d, 'skus'), jobs: await count(d, 'jobs'), rss: rssMiB(pid),
+  };
+}
+
+/** Each kind alone on 20 of `clients`: daemon CPU per request; latency in the mix from `mix`. */
+async function measureKinds(d: Daemon, clients: Client[], mix: readonly Sample[]): Promise<Figures['byKind']> {
+  const pid = d.child.pid!;
   const byKind: Figures['byKind'] = {};
-  const few = mixClients.slice(0, 20);
+  const few = clients.slice(0, 20);
   for (const kind of KIND_NAMES) {
     const mine = mix.filter((s) => s.kind === kind && !s.fresh).map((s) => s.ms).sort((a, b) => a - b);
     const k0 = cpuMs(pid);
@@ -328,13 +345,7 @@ async function measure(d: Daemon, mixClients: Client[]): Promise<Figures> {
       bad: mix.filter((s) => s.kind === kind && !s.ok).length + alone.filter((s) => !s.ok).length, cpuMsPerReq: kCpu / alone.length, mainMsPerReq: kMain / alone.length, rpsAlone: alone.length / (KIND_MS / 1000),
     };
   }
-  return {
-    healthRps, mixRps: mix.length / (DURATION / 1000), p50: quantile(all, 0.5), p99: quantile(all, 0.99), max: all.at(-1) ?? NaN,
-    fresh: fresh.length, freshMax: Math.max(0, ...fresh),
-    bad: mix.filter((s) => !s.ok).length, mixCpuMsPerReq: mixCpu / mix.length, mixCores: mixCpu / DURATION,
-    byKind, clientCpuPct: ((own.user + own.system) / 1000 / DURATION) * 100,
-    skus: await count(d, 'skus'), jobs: await count(d, 'jobs'), rss: rssMiB(pid),
-  };
+  return byKind;
 }
 
 function print(columns: { title: string; f: Figures }[]): void {
@@ -376,22 +387,42 @@ const t0 = performance.now();
 daemon = await startDaemon(args['node-flags']?.split(/\s+/).filter(Boolean));
 console.log(`daemon pid ${daemon.child.pid} listening on ${daemon.port} after ${((performance.now() - t0) / 1000).toFixed(1)} s; RSS ${rssMiB(daemon.child.pid!).toFixed(0)} MiB`);
 try {
-  const rssStart = rssMiB(daemon.child.pid!);
-  // Cold start: every client opens its connection at once and runs the mix for a few seconds.
-  const mixClients = Array.from({ length: CLIENTS }, () => new Client(daemon));
-  await drive(mixClients, 5000, mixNext);
-  const waits = mixClients.map((c) => c.firstWait ?? Infinity).sort((a, b) => a - b);
-  console.log(`cold start of ${CLIENTS} connections: first answer after p50 ${quantile(waits, 0.5).toFixed(0)} ms, worst ${waits.at(-1)!.toFixed(0)} ms; RSS at start ${rssStart.toFixed(0)} MiB`);
-  const first = await measure(daemon, mixClients);
-  const columns = [{ title: 'first', f: first }];
-  if (LONG_MS > 0) {
-    await drive(mixClients, LONG_MS, mixNext);
-    columns.push({ title: `after ${LONG_MS / 1000} s more`, f: await measure(daemon, mixClients) });
-  }
-  for (const c of mixClients) c.close();
-  print(columns);
+  if (args['kinds-only']) await kindsOnly(daemon);
+  else await fullRun(daemon);
   console.log(`\nload average at the end ${os.loadavg().map((n) => n.toFixed(2)).join(' ')}`);
 } finally {
   await stopDaemon(daemon);
   rmSync(stateDir, { recursive: true, force: true });
+}
+
+/** Cold start, then health, mix and kinds (again after --long). */
+async function fullRun(d: Daemon): Promise<void> {
+  const rssStart = rssMiB(d.child.pid!);
+  // Cold start: every client opens its connection at once and runs the mix for a few seconds.
+  const mixClients = Array.from({ length: CLIENTS }, () => new Client(d));
+  await drive(mixClients, 5000, mixNext);
+  const waits = mixClients.map((c) => c.firstWait ?? Infinity).sort((a, b) => a - b);
+  console.log(`cold start of ${CLIENTS} connections: first answer after p50 ${quantile(waits, 0.5).toFixed(0)} ms, worst ${waits.at(-1)!.toFixed(0)} ms; RSS at start ${rssStart.toFixed(0)} MiB`);
+  const first = await measure(d, mixClients);
+  const columns = [{ title: 'first', f: first }];
+  if (LONG_MS > 0) {
+    await drive(mixClients, LONG_MS, mixNext);
+    columns.push({ title: `after ${LONG_MS / 1000} s more`, f: await measure(d, mixClients) });
+  }
+  for (const c of mixClients) c.close();
+  print(columns);
+}
+
+/** The kinds alone on the store as seeded: the reads see --skus SKUs, not what a mix added. */
+async function kindsOnly(d: Daemon): Promise<void> {
+  const clients = Array.from({ length: 20 }, () => new Client(d));
+  await drive(clients, 1000, () => ({ kind: 'health', call: { method: 'GET', path: '/api/v2/health', ok: [200] } }));
+  const before = `${await count(d, 'skus')} SKUs / ${await count(d, 'jobs')} jobs`;
+  const byKind = await measureKinds(d, clients, []);
+  for (const c of clients) c.close();
+  console.log(`\nkinds alone on 20 warm connections, from ${before} (the reads first, then the writes)`);
+  for (const kind of KIND_NAMES) {
+    const k = byKind[kind]!;
+    console.log(`${kind.padEnd(16)} CPU ${k.cpuMsPerReq.toFixed(2)} ms/req, main thread ${k.mainMsPerReq.toFixed(2)} ms/req, ${k.rpsAlone.toFixed(0)} req/s${k.bad > 0 ? `, ${k.bad} unexpected` : ''}`);
+  }
 }
