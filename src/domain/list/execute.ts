@@ -84,8 +84,9 @@ export function executeList<T>(table: FieldTable<T>, source: ListSource<T>, quer
 /**
  * A sorted page read from the source's order of the first sort key (ListSource.ordered): rows
  * in that order, tested against every filter, until the page is full; further sort keys
- * order each run of equal first-key values. The total comes from the index or the source's
- * size when no other filter applies, else from one pass over the candidates.
+ * order each run of equal first-key values. The total comes from the index, the search's
+ * matches or the source's size when no other filter applies, else from one pass over the
+ * candidates.
  *
  * Tried when the rows it expects to read (the page's end over the share of rows that match)
  * are at most an eighth of the candidates a sort reads; it gives up after reading half as
@@ -100,7 +101,10 @@ function orderedPage<T>(
   const size = source.size;
   if (size === undefined && !force) return { rowsRead: false };
 
-  let candidates = found.used ? source.countLookup?.(found.used.field, found.used.values) : size;
+  // A search answered by the source's substring index dropped its test: the walk tests
+  // membership in its rows instead, and their number is the total when nothing else applies.
+  const searched = found.searched ? new Set(found.rows) : undefined;
+  let candidates = found.used ? source.countLookup?.(found.used.field, found.used.values) : searched ? searched.size : size;
   let total = testCount === 0 ? candidates : undefined;
   let rowsRead = false;
   let rows: readonly T[] | undefined;
@@ -124,7 +128,7 @@ function orderedPage<T>(
     budget = candidates! / 2;
   }
 
-  const inIndex = found.used ? filterPredicate(table, found.used.original) : undefined;
+  const inIndex = found.used ? filterPredicate(table, found.used.original) : searched ? (row: T) => searched.has(row) : undefined;
   const keep = inIndex === undefined ? matches : (row: T) => inIndex(row) && matches(row);
   const items: T[] = [];
   let passed = 0;
