@@ -18,6 +18,7 @@ import { ValidationError } from '../domain/errors.js';
 import { errorAnswer, HttpError } from './errors.js';
 import { ClientGone, Exchange } from './exchange.js';
 import { BodyBudget, emptyStats, type BodyStats } from './body-budget.js';
+import { TurnBudget } from './turn-budget.js';
 import { BodyIntake } from './body-intake.js';
 import { TLS12_CIPHERS } from './hardening.js';
 import { boundaryOf, parseSpooledMultipart, planMultipart, type MultipartPlan } from './multipart.js';
@@ -53,6 +54,8 @@ export interface ServerOptions {
   uploadQuota?: number;
   /** Upload bytes all callers may have in flight; default 16 × uploadLimit. */
   uploadTotal?: number;
+  /** Milliseconds of request handling one event-loop turn may run before the rest wait for the next (TurnBudget); default 15. */
+  turnBudgetMs?: number;
 }
 
 /** Headers copied from every request; anything else is not available to handlers. */
@@ -105,6 +108,8 @@ export class HttpServer {
    * 14 µs a line against 1 (issue 22). These lines hold only the fields logRequest names.
    */
   private readonly requestLog: Logger;
+  /** Requests that check credentials run within it: the cheap routes without (health) never wait. */
+  readonly turns: TurnBudget;
   port = 0;
 
   constructor(private readonly options: ServerOptions) {
@@ -115,6 +120,7 @@ export class HttpServer {
     this.uploadDir = options.uploadDir ?? mkdtempSync(path.join(tmpdir(), 'wh-uploads-'));
     prepareSpoolDir(this.uploadDir);
     this.requestLog = options.logger.child({}, { redact: { paths: [] } });
+    this.turns = new TurnBudget(options.turnBudgetMs ?? 15);
     this.sockets = new WebSockets({
       prepare: (route, request, exchange) => this.prepareUpgrade(route, request, exchange),
       fail: (exchange, err, requestId, method, url) => this.fail(exchange, err, requestId, method, url),
@@ -298,6 +304,8 @@ export class HttpServer {
 
   /** Credentials first (an anonymous caller learns nothing from validation), then inputs, then the handler. */
   private async serveAsync(exchange: Exchange, c: Compiled, ctx: RequestContext, qs: string): Promise<number> {
+    const slot = this.turns.slot();
+    if (slot) await slot;
     ctx.caller = await this.options.authenticate!(ctx.headers);
     this.authorize(c.route, ctx.caller);
     this.validateInputs(c, ctx, qs);
@@ -308,6 +316,9 @@ export class HttpServer {
   private async serveBody(exchange: Exchange, c: Compiled, ctx: RequestContext, qs: string, needsAuth: boolean, intake: BodyIntake): Promise<number> {
     try {
       if (needsAuth) {
+        // The body's bytes wait in the intake meanwhile, as they do for the credentials' check.
+        const slot = this.turns.slot();
+        if (slot) await slot;
         ctx.caller = await this.options.authenticate!(ctx.headers);
         this.authorize(c.route, ctx.caller);
       }
