@@ -99,10 +99,7 @@ export class Store {
       maxDbs: 128,
       mapSize: options.mapSize ?? 64 * 1024 ** 3,
       compression: false,
-      // Each batch of writes is one explicit asynchronous transaction (commit): no batch of the
-      // event turn besides, whose commit promise nobody would await (an unhandled rejection
-      // when the disk refuses it).
-      eventTurnBatching: false,
+      eventTurnBatching: true,
       readOnly: options.readOnly ?? false,
     });
     this.meta = this.root.openDB<unknown, string>({ name: 'meta' });
@@ -144,10 +141,10 @@ export class Store {
    * Runs `fn` in a write transaction and resolves once it is durable. If `fn` throws, nothing
    * it wrote is kept and the error is rethrown.
    *
-   * Writes asked for in one event-loop turn commit together (one fsync for all of them), and
-   * the commit happens on lmdb-js's write thread: under load, committing each write alone on
-   * the event loop left every other request waiting on the disk once per write. `fn` runs
-   * later on this thread, inside that transaction, not during this call.
+   * Writes asked for in one event-loop turn commit together (one fsync for all of them): a
+   * synchronous commit blocks the event loop for its fsync, so under load, committing each
+   * write alone left every other request waiting on the disk once per write. `fn` runs at the
+   * end of the turn, not during this call.
    */
   write<R>(fn: () => R): Promise<R> {
     // Inside another write (a service that writes calling one that writes): part of that
@@ -164,77 +161,51 @@ export class Store {
   }
 
   /**
-   * Commits `batch` in one transaction and settles each write's promise once it is durable: a
-   * write that threw is refused alone, the others are kept. A write without `resolve` is
-   * nested in another's transaction and returns its result.
+   * Commits `batch` in one transaction. When one of its writes throws, the transaction is
+   * aborted and each write is tried again alone, so only the one that threw is refused.
+   * Writes without `resolve` (nested) return their result; the others settle their promise.
    */
   private async commit(batch: readonly QueuedWrite[]): Promise<unknown> {
-    if (batch.length === 1 && !batch[0]!.reject) return this.commitNested(batch[0]!);
-    const runs: (WriteRun | { error: unknown })[] = [];
+    const runs: WriteRun[] = [];
+    let threw: { error: unknown } | undefined;
     try {
-      // lmdb-js's asynchronous transaction: the writes run here, one after the other, each in
-      // a child transaction that its throw rolls back alone; the commit and its fsync happen
-      // on lmdb's write thread, so the event loop no longer waits for the disk (issue 22).
-      const committed = this.root.transactionAsync(() => {
+      this.root.transactionSync(() => {
         for (const write of batch) {
           const run: WriteRun = { after: [], changed: new Map(), result: undefined };
+          const outer = this.committed;
+          const outerChanged = this.changed;
+          this.committed = run.after;
+          this.changed = run.changed;
+          this.writing++;
           try {
-            // Inside the transaction a child runs at once and throws what its callback threw
-            // (lmdb-js types it as a promise for its other, asynchronous use).
-            void this.root.childTransaction(() => this.runWrite(write, run));
-            runs.push(run);
+            run.result = write.fn();
           } catch (error) {
-            runs.push({ error });
+            threw = { error };
+            throw error;
+          } finally {
+            this.writing--;
+            this.committed = outer;
+            this.changed = outerChanged;
           }
+          runs.push(run);
         }
       });
-      await committed;
       await this.root.flushed;
     } catch (err) {
-      // The disk refused the commit: nothing of the batch is kept. lmdb-js gives the cause
-      // apart, as a promise that must be handled (else it is an unhandled rejection).
-      const cause = await commitCause(err);
-      const fault = storageFault(cause, this.dir);
+      if (threw && batch.length > 1) {
+        // Each alone, in the order asked: their transactions begin before this returns.
+        await Promise.all(batch.map((write) => this.commit([write])));
+        return undefined;
+      }
+      // A throw of `fn` is its caller's; a disk that refuses the commit is a StorageFaultError, not a bug.
+      const fault = threw ? undefined : storageFault(err, this.dir);
       if (fault) this.setFault(fault);
-      for (const write of batch) write.reject?.(fault ?? cause);
+      const error = threw ? threw.error : fault ?? err;
+      const nested = batch.find((write) => !write.reject);
+      for (const write of batch) write.reject?.(error);
+      if (nested) throw error;
       return undefined;
     }
-    this.afterCommitted(runs.filter((run): run is WriteRun => !('error' in run)));
-    batch.forEach((write, i) => {
-      const run = runs[i]!;
-      if ('error' in run) write.reject?.(run.error);
-      else write.resolve?.(run.result);
-    });
-    return undefined;
-  }
-
-  /** A write inside another: part of its transaction, as a child that a throw rolls back alone. */
-  private async commitNested(write: QueuedWrite): Promise<unknown> {
-    const run: WriteRun = { after: [], changed: new Map(), result: undefined };
-    this.root.transactionSync(() => this.runWrite(write, run));
-    await this.root.flushed;
-    this.afterCommitted([run]);
-    return run.result;
-  }
-
-  /** Runs one write's function with its own lists of callbacks and changed keys. */
-  private runWrite(write: QueuedWrite, run: WriteRun): void {
-    const outer = this.committed;
-    const outerChanged = this.changed;
-    this.committed = run.after;
-    this.changed = run.changed;
-    this.writing++;
-    try {
-      run.result = write.fn();
-    } finally {
-      this.writing--;
-      this.committed = outer;
-      this.changed = outerChanged;
-    }
-  }
-
-  /** Tells the listeners what the committed runs changed, then runs their afterCommit callbacks. */
-  private afterCommitted(runs: readonly WriteRun[]): void {
     if (this.fault && (!this.fault.full || hasRoom(this.dir))) this.setFault(undefined);
     const changed = new Map<string, Set<Key>>();
     for (const run of runs) {
@@ -255,6 +226,8 @@ export class Store {
         }
       }
     }
+    batch.forEach((write, i) => write.resolve?.(runs[i]!.result));
+    return batch.length === 1 ? runs[0]!.result : undefined;
   }
 
   /**
@@ -403,17 +376,5 @@ export class Store {
       for (const m of pending) m.up(this);
       this.meta.putSync(META_SCHEMA_VERSION, latest);
     });
-  }
-}
-
-/** The error a refused batch commit stands for: lmdb-js rejects with a wrapper whose `commitError` promise holds the cause. */
-async function commitCause(err: unknown): Promise<unknown> {
-  const inner = (err as { commitError?: Promise<unknown> } | undefined)?.commitError;
-  if (!(inner instanceof Promise)) return err;
-  try {
-    await inner;
-    return err;
-  } catch (cause) {
-    return cause;
   }
 }
