@@ -101,7 +101,9 @@ t.test('the state directory on a filesystem that fills up', async (t) => {
   const after = await c.post('/api/v2/sku', { id: 'after', name: 'after' });
   t.equal(after.status, 201, 'writes work again once space is freed');
   await until('the status to recover', async () => (await c.get('/api/v2/storage_status')).json.storage_status !== 'ERROR');
-  const events = (await c.get('/api/v2/events?size=50')).json.items.map((e: any) => e.hex_value);
+  // The event is a write of its own, made once the fault clears: it may commit a turn later.
+  let events: string[] = [];
+  await until('event 0x1009', async () => (events = (await c.get('/api/v2/events?size=50')).json.items.map((e: any) => e.hex_value)).includes('0x1009'));
   t.ok(events.includes('0x1009'), 'event 0x1009: writable again');
   t.ok(events.includes('0x1008') || a.lines.some((l) => /could not record a storage event/.test(l.msg)), 'event 0x1008, or a log line saying the full disk took it too');
   const ids = new Set((await c.get('/api/v2/skus?size=1000')).json.items.map((s: any) => s.id));
