@@ -60,7 +60,6 @@ function collector(): { data: Buffer; until(n: number): Promise<void>; onData(b:
 
 t.test('every byte value crosses both ways', async (t) => {
   const far = new FarEnd();
-  far.read();
   const got = collector();
   const tr = new SerialTransport({ path: far.path, onData: got.onData });
   t.teardown(async () => {
@@ -69,6 +68,9 @@ t.test('every byte value crosses both ways', async (t) => {
   });
   tr.start();
   await tr.whenOpen();
+  // Only now, as in the tests below: a read of the master before the slave is open fails with
+  // EIO and ends the stream (a hang of the whole file under load, CI of 2026-11-26).
+  far.read();
   t.equal(tr.state, 'open');
   const all = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
   t.ok(tr.write(all));
