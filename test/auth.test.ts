@@ -9,7 +9,7 @@ import { Client } from './helpers/client.js';
 import { apiKeys, roles, users } from '../src/domain/auth/records.js';
 import { Auth } from '../src/domain/auth/auth.js';
 import { AUTHENTICATED } from '../src/http/route.js';
-import { findPresentedKey, presentedDigest } from '../src/domain/auth/api-keys.js';
+import { keyByDigest, presentedDigest } from '../src/domain/auth/api-keys.js';
 import { ALL_PERMISSION_KEYS, expandPermissions, PERMISSIONS } from '../src/domain/auth/permissions.js';
 import { rolePermissions } from '../src/domain/auth/roles.js';
 
@@ -143,7 +143,7 @@ t.test('the authorization matrix of every route', async (t) => {
   const deleted = await newKey(['roles:view']);
   const noPermission = await newKey([]);
   // Expiry cannot be set in the past through the API: age the key in the store.
-  const record = findPresentedKey(a.app.auth.deps, expired)!;
+  const record = keyByDigest(a.app.auth.deps, presentedDigest(a.app.auth.deps, expired)!)!;
   await a.app.store.write(() => a.app.store.collection(apiKeys).put({ ...record, expires_at: Date.now() - 1000 }));
   const deletedId = (await admin.get('/api/v2/auth/api_keys?size=1000')).json.items.find((k: any) => k.api_key === hintOf(deleted)).id;
   t.equal((await admin.request(`/api/v2/auth/api_keys/${deletedId}`, { method: 'DELETE' })).status, 200);

@@ -6,9 +6,9 @@
  * with the headers (one socket read, at most its 512 KiB receive buffer), and they are held,
  * bounded per request and in total. A body that came whole with its headers (nearly every JSON
  * body) pauses nothing: pausing and resuming a socket cost more than a small request's
- * handler (issue 22). Once
- * authorized, the body goes to memory (JSON) or to a spool file (uploads) with the held bytes
- * first; refused, it is dropped unread and the answer closes the connection.
+ * handler (issue 22). Once authorized, the body goes to memory (JSON) or to a spool file
+ * (uploads) with the held bytes first; refused, it is dropped unread and the answer closes the
+ * connection.
  */
 import { HttpError } from './errors.js';
 import { ClientGone, type Exchange } from './exchange.js';

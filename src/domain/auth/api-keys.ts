@@ -98,12 +98,6 @@ function checkKeyReach(caller: Caller, record: ApiKeyRecord): void {
   if (record.authority_level > caller.authorityLevel) throw new DomainError('forbidden', 'That key was made with more authority than yours');
 }
 
-/** Finds the key a caller presented, or undefined when it is unknown or expired. */
-export function findPresentedKey(deps: AuthDeps, presented: string): ApiKeyRecord | undefined {
-  const keyDigest = presentedDigest(deps, presented);
-  return keyDigest === undefined ? undefined : keyByDigest(deps, keyDigest);
-}
-
 /** The digest a presented key is stored under; undefined when the value cannot be a key. */
 export function presentedDigest(deps: AuthDeps, presented: string): string | undefined {
   if (!presented.startsWith(API_KEY_PREFIX) || presented.length > 100) return undefined;
