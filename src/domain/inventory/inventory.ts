@@ -9,7 +9,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import type { Site } from '../site/load.js';
 import type { MeasurementUnit, OnEmptySkuAction } from '../site/layout.js';
 import { boxSizeKey, overlaps, parseSectionCode, sectionCount, type SectionCodeInput } from './section-code.js';
-import { boxes, carriers, skus, type BoxRecord, type CarrierRecord, type LoadRecord, type SkuImage, type SkuRecord } from './records.js';
+import { boxes, carriers, positionKey, skus, type BoxRecord, type CarrierRecord, type LoadRecord, type SkuImage, type SkuRecord } from './records.js';
 import type { InventoryView } from './view.js';
 import type { Events } from '../events/events.js';
 import { EVENT } from '../events/catalogue.js';
@@ -339,6 +339,11 @@ export class Inventory {
       s.reserved_out = Math.max(0, s.reserved_out + out);
       s.reserved_in = Math.max(0, s.reserved_in + into);
     });
+  }
+
+  /** The carrier the store has on a cell, if any (inside Store.write: as that write has it). */
+  carrierOnCell(levelId: number, x: number, y: number): string | undefined {
+    return this.store.collection(carriers).findOne('position', positionKey(levelId, x, y))?.id;
   }
 
   /** Records where a carrier stands now (a storage space, a buffer, a port, or the cell of the bot holding it). Call only inside Store.write. */

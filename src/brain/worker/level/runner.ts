@@ -16,7 +16,7 @@ import type { Logger } from '../../../log/logger.js';
 import type { Arrival, LevelMotion } from '../motion/motion.js';
 import { chargingOn } from '../policy/charging.js';
 import { dispatchOrder, type Decision } from '../policy/dispatch.js';
-import { freeFor, freePort, key, nextForPort, stagePlace, stagedAt } from '../policy/places.js';
+import { freeFor, freePort, key, nextForPort, stagePlace, stagedAt, started } from '../policy/places.js';
 import { recover, type Failure } from '../policy/recovery.js';
 import type { LevelSnapshot, RunnerState } from './snapshot.js';
 
@@ -119,7 +119,12 @@ export class LevelRunner implements RunnerState {
     if (this.running.has(job.id)) return;
     this.running.add(job.id);
     void this.drive(job)
-      .catch((err: unknown) => this.deps.logger.error({ err, job_id: job.id }, 'bot job failed unexpectedly'))
+      .catch((err: unknown) => {
+        this.deps.logger.error({ err, job_id: job.id }, 'bot job failed unexpectedly');
+        // Counted as a failed try: left EXECUTING, every pass would drive it into the same error again.
+        if (!this.stopped) return this.failed(job, { cause: 'fault', reason: `failed unexpectedly: ${err instanceof Error ? err.message : String(err)}` });
+      })
+      .catch((err: unknown) => this.deps.logger.error({ err, job_id: job.id }, 'could not record the unexpected failure of a bot job'))
       .finally(() => this.running.delete(job.id));
   }
 
@@ -171,15 +176,27 @@ export class LevelRunner implements RunnerState {
     if (this.stopped) return;
     if (!arrived.ok && arrived.cause === 'cancelled') return this.cancelled(job);
     if (!arrived.ok) return this.failed(job, arrived, target);
-    await requests.write(() => {
+    const other = await requests.write(() => {
       const current = requests.job(job.id);
-      if (job.carrier_id && CARRIER_JOBS.has(job.type)) inventory.placeCarrierInWrite(job.carrier_id, level.id, target.x, target.y);
-      if (current.status !== 'EXECUTING' && current.status !== 'CANCELLING') return;
+      if (job.carrier_id && CARRIER_JOBS.has(job.type)) {
+        // The bot stands there with this carrier, so the other record is stale; which of the
+        // two the store should keep is a person's call, and putting this one there would
+        // break the store's one-carrier-a-cell rule (before, it threw on every pass, forever).
+        const there = inventory.carrierOnCell(level.id, target.x, target.y);
+        if (there !== undefined && there !== job.carrier_id) return there;
+        inventory.placeCarrierInWrite(job.carrier_id, level.id, target.x, target.y);
+      }
+      if (current.status !== 'EXECUTING' && current.status !== 'CANCELLING') return undefined;
       const end = { wait: null, progress: withPhase(current.progress, 'done') };
       if (current.status === 'CANCELLING') requests.moveJob(current, 'CANCELLED', { ...end, ended_because: 'request cancelled' });
       else requests.moveJob(current, 'SUCCEEDED', end);
       requests.settle(current.request_id);
+      return undefined;
     });
+    if (other !== undefined) {
+      const reason = `it stands with carrier ${job.carrier_id} at ${target.x},${target.y}, where the store has carrier ${other}: carrier ${other} is not there`;
+      await this.failed(job, { cause: 'misplaced', reason }, target);
+    }
   }
 
   /** Cancelled before its bot lifted anything: nothing moved, the job ends CANCELLED. */
@@ -261,9 +278,17 @@ export class LevelRunner implements RunnerState {
     // (from its telemetry: a bot the planner lost track of still carries it).
     const bot = job.bot_id === null ? undefined : motion.lastSeen(job.bot_id);
     const onBoard = job.carrier_id !== null && CARRIER_JOBS.has(job.type) && bot?.lifted === true;
+    // A lost bot finishes the segment it was on (protocol section 11): its last report may be a
+    // balcony position it left, given since to the next carrier. The brain's reconcile follows
+    // the carrier by its tag once the bot reports again.
+    const lastReportGone = failure.cause === 'lost' && onBoard && this.goingTo(bot!, job.id);
     const reason = `bot ${job.bot_id}: ${failure.reason}`;
     await requests.write(() => {
-      if (onBoard) inventory.placeCarrierInWrite(job.carrier_id!, level.id, bot!.x, bot!.y);
+      if (onBoard && !lastReportGone) {
+        const there = inventory.carrierOnCell(level.id, bot!.x, bot!.y);
+        if (there === undefined || there === job.carrier_id) inventory.placeCarrierInWrite(job.carrier_id!, level.id, bot!.x, bot!.y);
+        else logger.warn({ job_id: job.id, carrier_id: job.carrier_id, bot_id: job.bot_id, at: bot, store_has: there }, 'bot holds its carrier where the store has another: the store keeps both as they were');
+      }
       const now = requests.job(job.id);
       if (now.status !== 'EXECUTING' && now.status !== 'CANCELLING') return;
       if (recovery.kind === 'retry') requests.abortJob(now, reason, { at: recovery.at, counts: recovery.counts });
@@ -273,6 +298,14 @@ export class LevelRunner implements RunnerState {
     });
     // Remembered against the carriers as they stand after this failure (it may have put the carrier on its bot's cell).
     if (failure.cause === 'unreachable' && target && job.carrier_id) this.markUnreachable(job.carrier_id, target);
+  }
+
+  /** Whether another running job of the level goes to the cell (or waits there for a position). */
+  private goingTo(cell: Cell, self: string): boolean {
+    return this.deps.snapshot().jobs.some((j) => {
+      const at = j.id === self || !started(j) ? undefined : j.target ?? stagedAt(j);
+      return at !== undefined && at.x === cell.x && at.y === cell.y;
+    });
   }
 
   private markUnreachable(carrierId: string, cell: Cell): void {

@@ -54,8 +54,10 @@ export interface MotionBot {
  * `no_carrier`: the bot found nothing to lift. `unreachable`: no path for the bot as it is.
  * `refused`: the bot (or the planner) refused a command. `fault`: the bot raised a fault.
  * `not_delivered`: a command went unacknowledged. `cancelled`: the goal was abandoned (abandon()).
+ * `misplaced`: the bot stands with its carrier on a cell where the store has another carrier
+ * (a record made from a report the bot had already moved on from).
  */
-export type FailureCause = 'lost' | 'stopping' | 'no_carrier' | 'unreachable' | 'refused' | 'fault' | 'not_delivered' | 'cancelled';
+export type FailureCause = 'lost' | 'stopping' | 'no_carrier' | 'unreachable' | 'refused' | 'fault' | 'not_delivered' | 'cancelled' | 'misplaced';
 
 export type GoalOutcome = { ok: true } | { ok: false; reason: string; cause: FailureCause };
 
