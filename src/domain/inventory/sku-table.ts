@@ -13,7 +13,7 @@
  * until its page is full (`ordered`) instead of sorting every SKU or every match of its
  * search: about 20 rows read for a page of 20, at 1,000 SKUs as at 10,000 (issue 22).
  */
-import { OrderedIndex, SubstringIndex, type GatheredRows, type ListSource } from '../list/index.js';
+import { OrderedIndex, SubstringIndex, type GatheredRows, type ListSource, type SearchMatches } from '../list/index.js';
 import type { CommitNotice, Store } from '../../store/store.js';
 import { compareKeys } from '../../store/collection.js';
 import { skus, type SkuRecord } from './records.js';
@@ -114,7 +114,7 @@ export class SkuTable implements ListSource<SkuRecord> {
     return text;
   }
 
-  searchCandidates(text: string, needle: string, compute: (row: SkuRecord) => string): readonly SkuRecord[] | undefined {
+  searchCandidates(text: string, needle: string, compute: (row: SkuRecord) => string): SearchMatches<SkuRecord> | undefined {
     let entry = this.substrings.get(text);
     if (!entry) {
       entry = { index: new SubstringIndex(), compute };
@@ -123,14 +123,21 @@ export class SkuTable implements ListSource<SkuRecord> {
     }
     const ids = entry.index.holding(needle);
     if (ids === undefined) return undefined;
-    // In key order, as scan() gives them: sorting a few beats a pass over every id.
-    if (ids.length * 8 < this.ids.length) ids.sort(compareKeys);
-    else {
-      const hit = new Set(ids);
-      ids.length = 0;
-      for (const id of this.ids) if (hit.has(id)) ids.push(id);
-    }
-    return ids.map((id) => this.byId.get(id)!);
+    let rows: SkuRecord[] | undefined;
+    return {
+      size: ids.size,
+      has: (row) => ids.has(row.id),
+      rows: () => (rows ??= this.inKeyOrder(ids)),
+    };
+  }
+
+  /** The SKUs of `ids` in key order, as scan() gives them. */
+  private inKeyOrder(ids: ReadonlySet<string>): SkuRecord[] {
+    let ordered: string[];
+    // Sorting a few beats a pass over every id.
+    if (ids.size * 8 < this.ids.length) ordered = [...ids].sort(compareKeys);
+    else ordered = this.ids.filter((id) => ids.has(id));
+    return ordered.map((id) => this.byId.get(id)!);
   }
 
   /** The SKU's place in key order. Inserting or removing an SKU shifts the places after it alike, so the orders' runs stay in rank order. */

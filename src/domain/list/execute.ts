@@ -6,7 +6,7 @@
  * built once per query; the per-row path does no parsing and no allocation beyond what the
  * sort needs.
  */
-import { valueOf, type FieldTable, type Filter, type GatheredRows, type ListQuery, type ListSource, type Page, type SearchNode, type SortKey } from './fields.js';
+import { valueOf, type FieldTable, type Filter, type GatheredRows, type ListQuery, type ListSource, type Page, type SearchMatches, type SearchNode, type SortKey } from './fields.js';
 import { likeMatcher } from './like.js';
 
 type Predicate<T> = (row: T) => boolean;
@@ -16,8 +16,8 @@ export type OrderPlan = 'auto' | 'walk' | 'sort';
 
 interface Candidates<T> {
   rows: Iterable<T>;
-  /** The rows are exactly the search's matches (a single term, from the source's substring index). */
-  searched?: boolean;
+  /** The rows are exactly these matches of the search (a single term, from the source's substring index). */
+  searched?: SearchMatches<T>;
   /** The filter whose index gave the rows (values deduplicated), if any. */
   used?: Filter & { original: Filter };
 }
@@ -89,9 +89,10 @@ export function executeList<T>(table: FieldTable<T>, source: ListSource<T>, quer
  * candidates.
  *
  * Tried when the rows it expects to read (the page's end over the share of rows that match)
- * are at most an eighth of the candidates a sort reads; it gives up after reading half as
- * many rows as there are candidates (an order that puts the matches last), and the caller
- * sorts. Both ways give the same answer: ties keep the store's order (`rank`).
+ * are at most an eighth of the candidates a sort reads (at most as many, for a search's
+ * matches not listed yet); it gives up after reading half as many rows as there are
+ * candidates (as many, for those matches: an order that puts the matches last), and the
+ * caller sorts. Both ways give the same answer: ties keep the store's order (`rank`).
  */
 function orderedPage<T>(
   table: FieldTable<T>, source: ListSource<T>, query: ListQuery, runs: Iterable<readonly T[]>, found: Candidates<T>, matches: Predicate<T>,
@@ -102,8 +103,9 @@ function orderedPage<T>(
   if (size === undefined && !force) return { rowsRead: false };
 
   // A search answered by the source's substring index dropped its test: the walk tests
-  // membership in its rows instead, and their number is the total when nothing else applies.
-  const searched = found.searched ? new Set(found.rows) : undefined;
+  // membership in its matches instead, and their number is the total when nothing else
+  // applies; they are never listed.
+  const searched = found.searched;
   let candidates = found.used ? source.countLookup?.(found.used.field, found.used.values) : searched ? searched.size : size;
   let total = testCount === 0 ? candidates : undefined;
   let rowsRead = false;
@@ -124,8 +126,11 @@ function orderedPage<T>(
   let budget = Infinity;
   if (!force) {
     const expected = (end * size!) / total;
-    if (expected * 8 > candidates!) return { rowsRead, rows };
-    budget = candidates! / 2;
+    // Rows in hand sort fast: walk only when it reads far fewer. A search's matches not
+    // listed yet would first cost a pass over them all: walk while it reads no more.
+    const unlisted = searched !== undefined && !rowsRead;
+    if (expected * (unlisted ? 1 : 8) > candidates!) return { rowsRead, rows };
+    budget = unlisted ? candidates! : candidates! / 2;
   }
 
   const inIndex = found.used ? filterPredicate(table, found.used.original) : searched ? (row: T) => searched.has(row) : undefined;
@@ -178,21 +183,23 @@ function candidates<T>(table: FieldTable<T>, source: ListSource<T>, filters: Fil
   }
   const narrowed = search && source.searchCandidates ? searchCandidates(table, source, search) : undefined;
   if (narrowed === undefined) return { rows: source.scan() };
+  // Listed only when read: a page read in order tests membership instead.
+  const rows: GatheredRows<T> = { [Symbol.iterator]: () => narrowed.rows()[Symbol.iterator](), toArray: () => narrowed.rows() };
   // A term's rows are its matches; an AND's still go through every term.
-  return { rows: narrowed, searched: search!.kind === 'term' };
+  return { rows, searched: search!.kind === 'term' ? narrowed : undefined };
 }
 
 /** Rows to test for the search, by the source's substring index: a term's matches; the fewest of an AND's terms' matches; none for an OR. */
-function searchCandidates<T>(table: FieldTable<T>, source: ListSource<T>, node: SearchNode): readonly T[] | undefined {
+function searchCandidates<T>(table: FieldTable<T>, source: ListSource<T>, node: SearchNode): SearchMatches<T> | undefined {
   if (node.kind === 'term') {
     const text = termText(table, node, source);
     return text && source.searchCandidates!(text.name, node.needle, text.compute);
   }
   if (node.kind === 'or') return undefined;
-  let best: readonly T[] | undefined;
+  let best: SearchMatches<T> | undefined;
   for (const item of node.items) {
-    const rows = searchCandidates(table, source, item);
-    if (rows && (!best || rows.length < best.length)) best = rows;
+    const matches = searchCandidates(table, source, item);
+    if (matches && (!best || matches.size < best.size)) best = matches;
   }
   return best;
 }

@@ -37,6 +37,18 @@ export interface GatheredRows<T> extends Iterable<T> {
 }
 
 /** Where rows come from. */
+/**
+ * The rows a search term matches, as a source's substring index knows them: how many and
+ * whether a row is one cost nothing however many match; listing them in the order `scan`
+ * gives costs a pass over them, so a sorted page read in order (ListSource.ordered) never does.
+ */
+export interface SearchMatches<T> {
+  readonly size: number;
+  has(row: T): boolean;
+  /** The matches in the order `scan` gives. */
+  rows(): readonly T[];
+}
+
 export interface ListSource<T> {
   /**
    * Rows whose indexed field equals one of `values` (exactly the rows an `eq`/`in` filter on
@@ -57,12 +69,11 @@ export interface ListSource<T> {
   fieldText?(row: T, field: string, compute: (row: T) => string): string;
   /**
    * Exactly the rows that hold `needle` in the text `compute` gives (`text` names it: a field,
-   * or `*` for searchText's), in the order `scan` gives, from a substring index the source
-   * keeps. Undefined when the source cannot tell (a needle too short for its index). One field
-   * table per source: `compute` is taken as the same function for the same `text` on every
-   * call.
+   * or `*` for searchText's), from a substring index the source keeps. Undefined when the
+   * source cannot tell (a needle too short for its index). One field table per source:
+   * `compute` is taken as the same function for the same `text` on every call.
    */
-  searchCandidates?(text: string, needle: string, compute: (row: T) => string): readonly T[] | undefined;
+  searchCandidates?(text: string, needle: string, compute: (row: T) => string): SearchMatches<T> | undefined;
   /** Number of rows `scan` gives (lets the engine judge whether reading rows in order pays). */
   readonly size?: number;
   /**
