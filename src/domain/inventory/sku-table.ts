@@ -140,7 +140,7 @@ export class SkuTable implements ListSource<SkuRecord> {
     return ordered.map((id) => this.byId.get(id)!);
   }
 
-  /** The SKU's place in key order. Inserting or removing an SKU shifts the places after it alike, so the orders' runs stay in rank order. */
+  /** The SKU's place in key order (the list engine's tie order when it sorts rows itself). */
   rank(row: SkuRecord): number {
     return insertionPoint(this.ids, row.id);
   }
@@ -149,7 +149,7 @@ export class SkuTable implements ListSource<SkuRecord> {
     if (!ORDERED_FIELDS.has(field)) return undefined;
     let order = this.orders.get(field);
     if (!order) {
-      order = new OrderedIndex<SkuRecord>((row) => row[field as OrderedField], (row) => this.rank(row));
+      order = new OrderedIndex<SkuRecord>((row) => row[field as OrderedField], (a, b) => compareKeys(a.id, b.id));
       order.load(this.scan());
       this.orders.set(field, order);
     }
@@ -163,7 +163,7 @@ export class SkuTable implements ListSource<SkuRecord> {
       const id = String(key);
       const before = this.byId.get(id);
       const now = this.store.collection(skus).get(id);
-      // Out of the orders while its id still has its place; back in once the ids are current.
+      // Out of the orders under its old values; back in under its new ones.
       if (before) for (const order of this.orders.values()) order.remove(before);
       if (before) this.byUnit.get(before.measurement_unit)?.ids.delete(id);
       if (before && this.byUnit.get(before.measurement_unit)?.ids.size === 0) this.byUnit.delete(before.measurement_unit);

@@ -92,7 +92,7 @@ export class InventoryView implements ListSource<InventoryRow> {
   private readonly etas = new Map<number, LevelEta>();
   private readonly boxHeight = new Map<number, number>();
   /** Every row by eta (missing last), ties by seq; not kept during build, which loads it at the end. */
-  private readonly etaOrder = new OrderedIndex<InventoryRow>((row) => row.eta, (row) => row.seq);
+  private readonly etaOrder = new OrderedIndex<InventoryRow>((row) => row.eta, (a, b) => a.seq - b.seq);
   /** Lower-cased searchable text by row; a changed row is another object, so it never goes stale. */
   private readonly searchTexts = new WeakMap<InventoryRow, string>();
   private nextSeq = 0;

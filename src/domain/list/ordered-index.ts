@@ -1,25 +1,28 @@
 /**
- * Rows kept in the order of a numeric key, ties in the order of a rank (the source's store
+ * Rows kept in the order of a numeric key, ties in a second order (the source's store
  * order), so that a list sorted by that key finds its first page by reading rows in order
  * instead of reading and sorting every candidate (docs/listing.md, "Speed").
  *
- * Rows of one key value form a run kept in rank order; the distinct keys are kept sorted. A
+ * Rows of one key value form a run kept in tie order; the distinct keys are kept sorted. A
  * site's key (the inventory view's `eta`) has a few hundred distinct values, so runs hold
- * hundreds of rows and an update is two binary searches and an array splice. The owner must
- * remove a row before its key or rank changes and add it again after.
+ * hundreds of rows and an update is two binary searches and an array splice. The tie order is
+ * a comparison, not a position: a position (an SKU's place among 150,000 ids) cost a binary
+ * search of its own at each step of the run's (issue 22). The owner must remove a row before
+ * its key or tie order changes and add it again after.
  */
 export class OrderedIndex<T> {
-  /** Rows by key, each run in rank order. */
+  /** Rows by key, each run in tie order. */
   private readonly runs = new Map<number, T[]>();
   /** The distinct keys, ascending. */
   private readonly keys: number[] = [];
-  /** Rows without a key (null or undefined), in rank order. */
+  /** Rows without a key (null or undefined), in tie order. */
   private missing: T[] = [];
   private count = 0;
 
   constructor(
     private readonly key: (row: T) => number | null | undefined,
-    private readonly rank: (row: T) => number,
+    /** Negative when `a` comes before `b` among rows of one key; never 0 for two rows held. */
+    private readonly tie: (a: T, b: T) => number,
   ) {}
 
   /** Number of rows held. */
@@ -35,10 +38,9 @@ export class OrderedIndex<T> {
       this.runs.set(k!, (run = []));
       this.keys.splice(lowerBound(this.keys, k!), 0, k!);
     }
-    const r = this.rank(row);
     // New rows come last in the store's order: appending is the common case.
-    if (run.length === 0 || this.rank(run[run.length - 1]!) < r) run.push(row);
-    else run.splice(this.rankIndex(run, r), 0, row);
+    if (run.length === 0 || this.tie(run[run.length - 1]!, row) < 0) run.push(row);
+    else run.splice(this.tieIndex(run, row), 0, row);
     this.count++;
   }
 
@@ -47,7 +49,7 @@ export class OrderedIndex<T> {
     const k = this.keyOf(row);
     const run = k === null ? this.missing : this.runs.get(k);
     if (run === undefined) return false;
-    const i = this.rankIndex(run, this.rank(row));
+    const i = this.tieIndex(run, row);
     if (run[i] !== row) return false;
     run.splice(i, 1);
     this.count--;
@@ -58,17 +60,16 @@ export class OrderedIndex<T> {
     return true;
   }
 
-  /** Replaces the content with `rows`, which must come in rank order (a bulk load: no splices). */
+  /** Replaces the content with `rows`, which must come in tie order (a bulk load: no splices). */
   load(rows: Iterable<T>): void {
     this.runs.clear();
     this.keys.length = 0;
     this.missing = [];
     this.count = 0;
-    let last = -Infinity;
+    let last: T | undefined;
     for (const row of rows) {
-      const r = this.rank(row);
-      if (!(r > last)) throw new Error('OrderedIndex.load: rows are not in rank order');
-      last = r;
+      if (last !== undefined && !(this.tie(last, row) < 0)) throw new Error('OrderedIndex.load: rows are not in tie order');
+      last = row;
       const k = this.keyOf(row);
       let run = k === null ? this.missing : this.runs.get(k);
       if (run === undefined) this.runs.set(k!, (run = []));
@@ -80,7 +81,7 @@ export class OrderedIndex<T> {
   }
 
   /**
-   * The rows as runs of equal key, each run in rank order: ascending keys with the rows
+   * The rows as runs of equal key, each run in tie order: ascending keys with the rows
    * without a key last, or descending keys with those rows first (the order the list engine
    * sorts in). `group`, non-decreasing in the key (e.g. Math.round), joins the runs of keys it
    * maps to one value into one run. The runs are the index's own arrays: read them before
@@ -96,14 +97,14 @@ export class OrderedIndex<T> {
         yield run;
         continue;
       }
-      // Keys that `group` maps to one value are adjacent: join their runs, in rank order.
+      // Keys that `group` maps to one value are adjacent: join their runs, in tie order.
       const g = group(at(j));
       let joined: T[] | undefined;
       while (j + 1 < n && group(at(j + 1)) === g) {
         joined ??= [...run];
         joined.push(...this.runs.get(at(++j))!);
       }
-      if (joined !== undefined) joined.sort((a, b) => this.rank(a) - this.rank(b));
+      if (joined !== undefined) joined.sort(this.tie);
       yield joined ?? run;
     }
     if (!descending && this.missing.length > 0) yield this.missing;
@@ -117,13 +118,13 @@ export class OrderedIndex<T> {
     return k;
   }
 
-  /** First position in `run` whose rank is not below `r`. */
-  private rankIndex(run: readonly T[], r: number): number {
+  /** First position in `run` not before `row` in tie order. */
+  private tieIndex(run: readonly T[], row: T): number {
     let lo = 0;
     let hi = run.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (this.rank(run[mid]!) < r) lo = mid + 1;
+      if (this.tie(run[mid]!, row) < 0) lo = mid + 1;
       else hi = mid;
     }
     return lo;
