@@ -36,7 +36,6 @@ export interface GatheredRows<T> extends Iterable<T> {
   toArray(): readonly T[];
 }
 
-/** Where rows come from. */
 /**
  * The rows a search term matches, as a source's substring index knows them: how many and
  * whether a row is one cost nothing however many match; listing them in the order `scan`
@@ -49,6 +48,7 @@ export interface SearchMatches<T> {
   rows(): readonly T[];
 }
 
+/** Where rows come from. */
 export interface ListSource<T> {
   /**
    * Rows whose indexed field equals one of `values` (exactly the rows an `eq`/`in` filter on
