@@ -346,6 +346,17 @@ export class Inventory {
     return this.store.collection(carriers).findOne('position', positionKey(levelId, x, y))?.id;
   }
 
+  /**
+   * As placeCarrierInWrite, unless the store has another carrier on that cell: then nothing is
+   * written and that carrier's id is returned (one carrier a cell). Call only inside Store.write.
+   */
+  placeCarrierUnlessTakenInWrite(carrierId: string, levelId: number, x: number, y: number): string | undefined {
+    const there = this.carrierOnCell(levelId, x, y);
+    if (there !== undefined && there !== carrierId) return there;
+    this.placeCarrierInWrite(carrierId, levelId, x, y);
+    return undefined;
+  }
+
   /** Records where a carrier stands now (a storage space, a buffer, a port, or the cell of the bot holding it). Call only inside Store.write. */
   placeCarrierInWrite(carrierId: string, levelId: number, x: number, y: number): CarrierRecord {
     const current = this.store.collection(carriers).get(carrierId);

@@ -182,9 +182,8 @@ export class LevelRunner implements RunnerState {
         // The bot stands there with this carrier, so the other record is stale; which of the
         // two the store should keep is a person's call, and putting this one there would
         // break the store's one-carrier-a-cell rule (before, it threw on every pass, forever).
-        const there = inventory.carrierOnCell(level.id, target.x, target.y);
-        if (there !== undefined && there !== job.carrier_id) return there;
-        inventory.placeCarrierInWrite(job.carrier_id, level.id, target.x, target.y);
+        const there = inventory.placeCarrierUnlessTakenInWrite(job.carrier_id, level.id, target.x, target.y);
+        if (there !== undefined) return there;
       }
       if (current.status !== 'EXECUTING' && current.status !== 'CANCELLING') return undefined;
       const end = { wait: null, progress: withPhase(current.progress, 'done') };
@@ -281,13 +280,12 @@ export class LevelRunner implements RunnerState {
     // A lost bot finishes the segment it was on (protocol section 11): its last report may be a
     // balcony position it left, given since to the next carrier. The brain's reconcile follows
     // the carrier by its tag once the bot reports again.
-    const lastReportGone = failure.cause === 'lost' && onBoard && this.goingTo(bot!, job.id);
+    const staleReport = failure.cause === 'lost' && onBoard && this.goingTo(bot!, job.id);
     const reason = `bot ${job.bot_id}: ${failure.reason}`;
     await requests.write(() => {
-      if (onBoard && !lastReportGone) {
-        const there = inventory.carrierOnCell(level.id, bot!.x, bot!.y);
-        if (there === undefined || there === job.carrier_id) inventory.placeCarrierInWrite(job.carrier_id!, level.id, bot!.x, bot!.y);
-        else logger.warn({ job_id: job.id, carrier_id: job.carrier_id, bot_id: job.bot_id, at: bot, store_has: there }, 'bot holds its carrier where the store has another: the store keeps both as they were');
+      if (onBoard && !staleReport) {
+        const there = inventory.placeCarrierUnlessTakenInWrite(job.carrier_id!, level.id, bot!.x, bot!.y);
+        if (there !== undefined) logger.warn({ job_id: job.id, carrier_id: job.carrier_id, bot_id: job.bot_id, at: bot, store_has: there }, 'bot holds its carrier where the store has another: the store keeps both as they were');
       }
       const now = requests.job(job.id);
       if (now.status !== 'EXECUTING' && now.status !== 'CANCELLING') return;
