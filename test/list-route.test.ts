@@ -115,6 +115,34 @@ t.test('ItemMemo', async (t) => {
     t.equal(memo.envelope(pageOf(rows)), JSON.stringify({ ...pageOf(rows), items: rows.map(view) }));
   });
 
+  t.test('over many rounds past its limit it keeps exactly the newest items, the oldest going first', async (t) => {
+    let calls = 0;
+    const limit = 7;
+    const memo = new ItemMemo<Row>((r) => (calls++, view(r)), limit);
+    const rows = makeRows(40);
+    // Rows come in rounds of different lengths, so the oldest kept wraps around at every place.
+    let seen: Row[] = [];
+    for (const length of [3, 7, 11, 2, 9, 8]) {
+      const round = rows.slice(seen.length, seen.length + length);
+      for (const r of round) memo.item(r);
+      seen = [...seen, ...round];
+      t.equal(memo.size, Math.min(limit, seen.length), `after ${seen.length} rows`);
+      const newest = seen.slice(-limit);
+      calls = 0;
+      for (const r of newest) t.equal(memo.item(r), JSON.stringify(view(r)));
+      t.equal(calls, 0, `the newest ${newest.length} of ${seen.length} are kept`);
+      const dropped = seen.at(-limit - 1);
+      if (dropped) {
+        memo.item(dropped);
+        t.equal(calls, 1, 'the one before them was dropped');
+        // Asking for it again made it the newest; the memo is now a row further on.
+        seen = [...seen.filter((r) => r !== dropped), dropped];
+      }
+    }
+    t.equal(memo.size, limit);
+    t.equal(new ItemMemo(view, 0).item(rows[0]!), JSON.stringify(view(rows[0]!)), 'a limit of 0 keeps nothing and still answers');
+  });
+
   t.test('an envelope whose first field is not items is left to the caller', async (t) => {
     const memo = new ItemMemo(view, 10);
     const rows = makeRows(2);

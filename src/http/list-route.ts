@@ -56,6 +56,13 @@ export function listRoute<T>(spec: ListRouteSpec<T>): AnyRoute {
 /** Serialized items by row object, for a source with immutable rows. */
 export class ItemMemo<T> {
   private readonly kept = new Map<object, string>();
+  /**
+   * The kept rows in the order they came, a ring once full: the oldest is dropped from here,
+   * not found with `kept.keys().next()`, which skips every slot the Map's drops left at its
+   * head since it last rehashed (5 µs a drop at 10,000 items, against 0.4; issue 22).
+   */
+  private readonly order: object[] = [];
+  private oldest = 0;
   /** The last answer and the rows it was made of: a page of the same row objects is the same bytes. */
   private lastRows: T[] = [];
   private lastRest = '';
@@ -78,11 +85,20 @@ export class ItemMemo<T> {
     if (json === undefined) {
       json = serialize(this.view(row));
       Object.freeze(row);
-      // A Map keeps insertion order: the first key is the oldest item.
-      if (this.kept.size >= this.limit) this.kept.delete(this.kept.keys().next().value!);
-      this.kept.set(row, json);
+      this.keep(row, json);
     }
     return json;
+  }
+
+  private keep(row: object, json: string): void {
+    if (this.limit <= 0) return;
+    if (this.order.length < this.limit) this.order.push(row);
+    else {
+      this.kept.delete(this.order[this.oldest]!);
+      this.order[this.oldest] = row;
+      this.oldest = (this.oldest + 1) % this.limit;
+    }
+    this.kept.set(row, json);
   }
 
   /**
