@@ -1,7 +1,7 @@
 // The SKU list's in-memory source (src/domain/inventory/sku-table.ts, issue 22): after random
 // commits of this thread and of another one (heard through the commit notices), every list
 // query answers as the store itself would, and a search reads no SKU record from LMDB.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { Random } from '../src/sim/random.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -104,16 +104,22 @@ t.test('the table answers every list query as the store does, after commits of e
   t.same(table.scan().map((s) => s.id), [...store.collection(skus).scan()].map((s) => s.id), 'in the store order');
 });
 
-t.test('a search reads no SKU record from the store', async (t) => {
+/** A table over a new store of `count` live PIECE SKUs named after WORDS in turn, closed with the test. */
+async function seededTable(t: Test, count: number): Promise<{ store: Store; table: SkuTable }> {
   const dir = mkdtempSync(path.join(tmpdir(), 'wh-sku-table-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const store = await Store.open({ dir }, [skus as never]);
   t.teardown(() => store.close());
   await store.write(() => {
-    for (let n = 0; n < 200; n++) store.collection(skus).put(sku(`S-${n}`, n, 'PIECE', WORDS[n % 4]!, false));
+    for (let n = 0; n < count; n++) store.collection(skus).put(sku(`S-${n}`, n, 'PIECE', WORDS[n % 4]!, false));
   });
   const table = new SkuTable(store);
   t.teardown(() => table.close());
+  return { store, table };
+}
+
+t.test('a search reads no SKU record from the store', async (t) => {
+  const { table } = await seededTable(t, 200);
   let reads = 0;
   const proto = Collection.prototype as unknown as Record<'get' | 'scan' | 'range', (...a: unknown[]) => unknown>;
   const originals = { get: proto.get, scan: proto.scan, range: proto.range };
@@ -142,15 +148,7 @@ t.test('keys sort as LMDB sorts them (UTF-8 bytes)', async (t) => {
 });
 
 t.test('a word searched again, sorted by a stock count, lists none of its matches: its cost does not grow with them', async (t) => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'wh-sku-table-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const store = await Store.open({ dir }, [skus as never]);
-  t.teardown(() => store.close());
-  await store.write(() => {
-    for (let n = 0; n < 2000; n++) store.collection(skus).put(sku(`S-${n}`, n, 'PIECE', WORDS[n % 4]!, false));
-  });
-  const table = new SkuTable(store);
-  t.teardown(() => table.close());
+  const { store, table } = await seededTable(t, 2000);
   // Counts the matches listed (in key order): what made a search cost a pass over all of them.
   let listed = 0;
   const searchCandidates = table.searchCandidates.bind(table);
