@@ -13,7 +13,7 @@ import { levelGrid } from '../src/brain/worker/motion/level-grid.js';
 import type { BotEvent, BotState, CommandOutcome } from '../src/lines/events.js';
 import type { Command } from '../src/native/link.js';
 import type { Telemetry } from '../src/link/protocol/messages.js';
-import { FAULT_BY_NAME } from '../src/link/protocol/faults.js';
+import { FAULT_BY_NAME, FAULT_FLAGS } from '../src/link/protocol/faults.js';
 import { createLogger } from '../src/log/logger.js';
 import { until } from './helpers/until.js';
 import { e2eSite } from './fixtures/e2e-site.js';
@@ -58,7 +58,7 @@ function world(t: { teardown(fn: () => unknown): void }, faultClearMs = 0) {
   });
   const telemetry = (x: number, y: number, lift: 'UP' | 'DOWN', more: Partial<Telemetry> = {}) => {
     const tm: Telemetry = { type: 'TELEMETRY', x, y, heading: 'E', lift, carrier: lift === 'UP', charging: false, motion: 'IDLE', battery: 900, faults: 0, segment: 0, step: 255, ...more };
-    for (const l of listeners) l({ kind: 'telemetry', bot: state(x, y, lift === 'UP'), telemetry: tm });
+    for (const l of listeners) l({ kind: 'telemetry', bot: { ...state(x, y, lift === 'UP'), faults: tm.faults }, telemetry: tm });
   };
   const fault = (x: number, y: number, name: string, detail: number, lifted: boolean) => {
     const f = FAULT_BY_NAME.get(name)!;
@@ -113,4 +113,32 @@ t.test('a FAULT_CLEAR refused while the cause persists is tried again later, and
   t.equal(w.motion.bots()[0]!.stuck, true, 'stopped by the fault');
   await until('the bot to work again', async () => w.motion.bots()[0]!.stuck === false, 10_000);
   t.equal(w.sent.filter((c) => c.type === 'FAULT_CLEAR').length, 3, 'two refusals, then cleared on the third try');
+});
+
+// Chaos seed 1689309407: a loaded bot met a carrier (OBSTACLE) and the brain was restarted
+// before its FAULT_CLEAR went out. The new brain saw the latched fault only in telemetry, never
+// raised, so it never cleared it: the bot and its carrier waited for a technician for good.
+t.test('a latched fault seen only in telemetry (raised before this brain started) is cleared too', async (t) => {
+  const w = world(t, 20);
+  w.telemetry(3, 1, 'UP', { faults: FAULT_FLAGS.get('OBSTACLE')! });
+  await until('FAULT_CLEAR to go out', async () => w.sent.some((c) => c.type === 'FAULT_CLEAR'), 10_000);
+  w.telemetry(3, 1, 'UP');
+  await until('the bot to be placed', async () => w.motion.bots().length === 1, 5000);
+  t.equal(w.motion.bots()[0]!.stuck, false, 'cleared, it works');
+});
+
+t.test('a latched flag that stays after its clearing is not tried again and again', async (t) => {
+  const w = world(t, 20);
+  // DRIVE latches for a FATAL fault too (DRIVE_ENCODER): FAULT_CLEAR answers OK, the flag stays.
+  const drive = FAULT_FLAGS.get('DRIVE')!;
+  w.telemetry(3, 1, 'UP', { faults: drive });
+  await until('FAULT_CLEAR to go out', async () => w.sent.some((c) => c.type === 'FAULT_CLEAR'), 10_000);
+  for (let i = 0; i < 10; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    w.telemetry(3, 1, 'UP', { faults: drive });
+  }
+  t.equal(w.sent.filter((c) => c.type === 'FAULT_CLEAR').length, 1, 'one clearing for one latched flag');
+  w.telemetry(3, 1, 'UP');
+  w.telemetry(3, 1, 'UP', { faults: drive });
+  await until('a new latch to be cleared again', async () => w.sent.filter((c) => c.type === 'FAULT_CLEAR').length === 2, 10_000);
 });

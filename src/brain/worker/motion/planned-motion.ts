@@ -62,6 +62,8 @@ interface BotRun {
   paused: boolean;
   /** A FAULT_CLEAR is scheduled or under way. */
   clearing: boolean;
+  /** Its telemetry's latched stopping flags got their clearing (followLatch); reset once they drop. */
+  latchFollowed: boolean;
   /** Stopped by a refusal or fault: the planner routes around it until it is freed. */
   stuck: boolean;
   /** Stuck because it went off the radio line: freed when it answers again. */
@@ -255,7 +257,7 @@ export class PlannedMotion implements LevelMotion {
   private run(id: number): BotRun {
     let r = this.runs.get(id);
     if (!r) {
-      r = { id, telemetry: undefined, planned: false, goal: undefined, pending: undefined, segment: 0, paused: this.paused, clearing: false, stuck: false, lostLink: false, parked: false, charging: 'no' };
+      r = { id, telemetry: undefined, planned: false, goal: undefined, pending: undefined, segment: 0, paused: this.paused, clearing: false, latchFollowed: false, stuck: false, lostLink: false, parked: false, charging: 'no' };
       this.runs.set(id, r);
     }
     return r;
@@ -265,6 +267,7 @@ export class PlannedMotion implements LevelMotion {
     const r = this.runs.get(event.bot.id);
     if (!r) return;
     r.telemetry = event.bot;
+    this.followLatch(r, event.bot.faults);
     if (event.kind === 'fault' && event.fault.fault_state === 'RAISED' && (event.fault.severity === 'ERROR' || event.fault.severity === 'FATAL')) {
       if (event.fault.code === OBSTACLE && event.bot.carrier_held) this.barObstacle(r, event.fault.detail);
       this.stuck(r, `fault 0x${event.fault.code.toString(16)} (${event.fault.severity})`, 'fault');
@@ -447,6 +450,23 @@ export class PlannedMotion implements LevelMotion {
         if (ok && r.planned) this.free(r);
       });
     }, ms * 2 ** (attempt - 1)).unref();
+  }
+
+  /**
+   * A stopping flag latched in telemetry that this brain never heard raised (raised before it
+   * started, or its report lost on the line) gets the clearing a fault heard gets: a brain
+   * restarted before its FAULT_CLEAR went out left the bot stopped for good (chaos seed
+   * 1689309407). Once per latch: a flag that stays after an accepted FAULT_CLEAR (a FATAL
+   * fault shares DRIVE and LIFT with ERROR ones) waits for a technician.
+   */
+  private followLatch(r: BotRun, faults: number): void {
+    if ((faults & STOPPING_FLAGS) === 0) {
+      r.latchFollowed = false;
+      return;
+    }
+    if (r.latchFollowed) return;
+    r.latchFollowed = true;
+    this.clearLater(r);
   }
 
   /**
