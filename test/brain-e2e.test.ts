@@ -155,6 +155,23 @@ t.test('a bot that faults mid-job: the job is aborted with an event and the work
   t.ok(inStorage('C4'));
 });
 
+t.test('a fault latched before a brain restart is cleared by the new brain', async (t) => {
+  // Chaos seed 1689309407: the brain restarted between a fault and its FAULT_CLEAR; the new
+  // brain saw the latch only in telemetry and never cleared it, so the bot stayed stopped.
+  const setting = (value: number) => a.admin.request('/api/v2/settings/brain.faultClearSeconds', { method: 'PATCH', json: { value_json: value } });
+  t.teardown(() => setting(2));
+  await setting(600);
+  const simBot = async (id: number) => (await a.app.simulator!.snapshot()).flatMap((l) => l.bots).find((b) => b.id === id)!;
+  const bot = (await get('/api/v2/bots')).find((b: { online: boolean; in_service: boolean }) => b.online && b.in_service).id as number;
+  await a.app.simulator!.injectFault(1, bot, 0x0101, { detail: 4200 });
+  await until('the fault to latch', async () => (await simBot(bot)).faults !== 0);
+  // The old brain's clear stays 600 s away; the new one would try after 1 s.
+  await setting(1);
+  t.equal((await post('/api/v2/restart_brain?timeout=30', {})).json.status, 'restarted');
+  await until('the new brain to clear it', async () => (await simBot(bot)).faults === 0, 30_000);
+  t.pass(`bot ${bot} cleared`);
+});
+
 t.test('a replenishment: the carrier comes to the balcony, the refill is booked once, the carrier goes home', async (t) => {
   const before = await get('/api/v2/skus?id__eq=A').then((p) => p.items[0]);
   const r = await post('/api/v2/requests', { type: 'REPLENISHMENT', entities: [{ sku_id: 'A', quantity: 9 }] });
