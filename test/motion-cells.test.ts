@@ -64,8 +64,11 @@ function world(t: { teardown(fn: () => unknown): void }, faultClearMs = 0) {
     const f = FAULT_BY_NAME.get(name)!;
     for (const l of listeners) l({ kind: 'fault', bot: state(x, y, lifted), fault: { type: 'FAULT', code: f.code, severity: f.severity, fault_state: 'RAISED', x, y, detail } });
   };
+  const link = (kind: 'online' | 'offline', x: number, y: number, lifted: boolean) => {
+    for (const l of listeners) l({ kind, bot: { ...state(x, y, lifted), online: kind === 'online' }, reason: 'silent' });
+  };
   const flagOf = (x: number, y: number) => flags.filter(([c]) => c === y * W + x).at(-1)?.[1];
-  return { motion, sent, flags, flagOf, telemetry, fault, setAnswer: (f: typeof answer) => (answer = f) };
+  return { motion, sent, flags, flagOf, telemetry, fault, link, setAnswer: (f: typeof answer) => (answer = f) };
 }
 
 t.test('a LIFT that does not complete leaves its cell barred while the carrier is still down there', async (t) => {
@@ -141,4 +144,23 @@ t.test('a latched flag that stays after its clearing is not tried again and agai
   w.telemetry(3, 1, 'UP');
   w.telemetry(3, 1, 'UP', { faults: drive });
   await until('a new latch to be cleared again', async () => w.sent.filter((c) => c.type === 'FAULT_CLEAR').length === 2, 10_000);
+});
+
+// Chaos seeds 229997071 and 1689309407: a bot lifted its carrier while it was off the line (a
+// lift movement completes, protocol section 11). Back on the line it was freed at once, the
+// planner still holding it unloaded: a CLEAR_AUTOBAHN "set down right there" was reached at
+// once with nothing lowered, again and again, and a later route took it under a carrier (OBSTACLE).
+t.test('a bot back on the line is placed as its telemetry at rest finds it, lift and all', async (t) => {
+  const w = world(t);
+  w.telemetry(3, 1, 'DOWN');
+  await until('the bot to be placed', async () => w.motion.bots().length === 1, 5000);
+  w.link('offline', 3, 1, false);
+  t.equal(w.motion.bots()[0]!.stuck, true, 'stopped while off the line');
+  w.link('online', 3, 1, false);
+  w.telemetry(3, 1, 'UP');
+  await until('the bot to work again', async () => w.motion.bots()[0]!.stuck === false, 5000);
+  const going = w.motion.go(1, { x: 3, y: 1, then: 'lower' });
+  await until('the carrier to be set down: the planner knows it is lifted', async () => w.sent.some((c) => c.type === 'LOWER'), 5000);
+  w.telemetry(3, 1, 'DOWN');
+  t.equal((await going).ok, true, 'and the goal is reached once it is down');
 });

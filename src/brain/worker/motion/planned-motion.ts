@@ -235,7 +235,6 @@ export class PlannedMotion implements LevelMotion {
     for (let y = 0; y < this.o.level.rows; y++) {
       for (let x = 0; x < this.o.level.width; x++) this.o.planner.setCellFlags(y * this.o.level.width + x, cellFlags(this.o.level, x, y, this.o.occupied(x, y)));
     }
-    for (const r of this.runs.values()) this.freeIfBack(r);
   }
 
   async close(): Promise<void> {
@@ -279,10 +278,8 @@ export class PlannedMotion implements LevelMotion {
       this.stuck(r, `lost on the radio line (${event.reason})`, 'lost');
       return;
     }
-    if (event.kind === 'online') {
-      this.freeIfBack(r);
-      return;
-    }
+    // Back on the line, a bot is freed by its first telemetry at rest (below), not here: it may
+    // have finished a segment or a lift while off it, and the planner must place it as it is.
     if (event.kind !== 'telemetry') return;
     if (r.charging === 'asked' && event.bot.is_charging) r.charging = 'seen';
     // Charged (or full already when asked, so it never showed charging): the charger is free
@@ -308,6 +305,7 @@ export class PlannedMotion implements LevelMotion {
     if (r.stuck && t.motion !== 'MOVING' && t.lift !== 'LIFTING' && t.lift !== 'LOWERING') {
       if (r.unsettled) this.settleCell(r, t.lift === 'DOWN');
       this.o.planner.reportTelemetry(r.id, state);
+      if (r.lostLink) return this.freeIfBack(r);
       // Stopped only because the planner could not place it (no fault, on the line): try again.
       if (r.refusedAt !== undefined && Date.now() - r.refusedAt > 1000 && event.bot.online && (t.faults & STOPPING_FLAGS) === 0 && !r.lostLink) this.free(r);
       return;
@@ -506,8 +504,8 @@ export class PlannedMotion implements LevelMotion {
   }
 
   /**
-   * A bot that went off the line answers again: back into service where its telemetry says it
-   * stands (a latched fault still waits for its clearing).
+   * A bot that went off the line answers again, at rest, and the planner has its state from
+   * that telemetry: back into service (a latched fault still waits for its clearing).
    */
   private freeIfBack(r: BotRun): void {
     const t = r.telemetry;
