@@ -54,6 +54,26 @@ function statuses(answers: { status: number }[]): Record<number, number> {
   return out;
 }
 
+t.test('the failure that starts a lock records the lockout, however long its password check took', async (t) => {
+  // On a loaded machine the fifth check outlasted the first delay (1 s): the lock had run out
+  // by the time the failure was counted, and no lockout event was written (CI, events.test).
+  const u = await newUser();
+  for (let i = 0; i < 4; i++) await login(u.email, `Wrong-Guess-${i}!`);
+  const lockouts = async () => (await a.admin.request('/api/v2/events?hex_value__eq=0x2002&size=1')).json.total as number;
+  const before = await lockouts();
+  const steady = a.app.auth.deps.now;
+  let reads = 0;
+  // Each reading of the auth clock comes 2 s after the last.
+  a.app.auth.deps.now = () => steady() + 2000 * ++reads;
+  try {
+    t.equal((await login(u.email, 'Wrong-Guess-5!')).status, 401);
+  } finally {
+    a.app.auth.deps.now = steady;
+    advance(2000 * reads);
+  }
+  t.equal(await lockouts(), before + 1, 'the lockout is recorded');
+});
+
 t.test('parallel wrong logins: only the free attempts are checked, the rest wait', async (t) => {
   const u = await newUser();
   const burst = await Promise.all(Array.from({ length: 12 }, (_, i) => login(u.email, `Wrong-Guess-${i}!`)));

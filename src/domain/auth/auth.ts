@@ -121,7 +121,8 @@ export class Auth {
       // Neither log nor event names the account: readers of either must not learn which emails exist.
       this.deps.logger.warn({ address }, 'login failed');
       await this.deps.events?.emit(EVENT.loginFailed, `login failed from ${address}`);
-      const locked = Math.max(this.perAccount.waitMs(account), this.perAddress.waitMs(client));
+      // The lock this failure starts, not what is left of it: a slow check may outlast it.
+      const locked = Math.max(this.perAccount.lockMs(account), this.perAddress.lockMs(client));
       if (locked > 0) await this.deps.events?.emit(EVENT.lockedOut, `logins from ${address} or for the account tried refused for ${Math.ceil(locked / 1000)} s after repeated failures`);
       throw new DomainError('unauthorized', 'Incorrect email or password');
     }

@@ -33,9 +33,17 @@ export class AttemptLimiter {
   /** Milliseconds the caller must still wait before trying `key` again (0: go ahead). */
   waitMs(key: string): number {
     const e = this.current(key);
+    return e ? Math.max(0, e.last + this.lockMs(key) - this.now()) : 0;
+  }
+
+  /**
+   * The wait the key's failures impose, counted from the last one (0 while under `free`): what
+   * a failure just recorded locks the key for, however long the caller took since.
+   */
+  lockMs(key: string): number {
+    const e = this.current(key);
     if (!e || e.failures < this.rule.free) return 0;
-    const delay = Math.min(this.rule.maxMs, this.rule.baseMs * 2 ** (e.failures - this.rule.free));
-    return Math.max(0, e.last + delay - this.now());
+    return Math.min(this.rule.maxMs, this.rule.baseMs * 2 ** (e.failures - this.rule.free));
   }
 
   /** Records a failed attempt. */
