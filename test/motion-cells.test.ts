@@ -164,3 +164,19 @@ t.test('a bot back on the line is placed as its telemetry at rest finds it, lift
   w.telemetry(3, 1, 'DOWN');
   t.equal((await going).ok, true, 'and the goal is reached once it is down');
 });
+
+t.test('a bot lost holding a carrier is heard as it answers again at rest, lift and cell', async (t) => {
+  const w = world(t);
+  w.telemetry(3, 1, 'UP');
+  await until('the bot to be placed', async () => w.motion.bots().length === 1, 5000);
+  const heard: unknown[] = [];
+  t.teardown(w.motion.onBackOnLine((bot, standing) => heard.push([bot, standing])));
+  w.link('offline', 3, 1, true);
+  w.link('online', 4, 1, false);
+  t.same(heard, [], 'not before a telemetry at rest');
+  w.telemetry(4, 1, 'DOWN', { motion: 'MOVING' });
+  t.same(heard, [], 'nor while it moves');
+  w.telemetry(4, 1, 'DOWN');
+  w.telemetry(4, 1, 'DOWN');
+  t.same(heard, [[1, { x: 4, y: 1, lifted: false }]], 'once, where it rests, its lift down');
+});

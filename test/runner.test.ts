@@ -25,7 +25,7 @@ import { until } from './helpers/until.js';
 
 /** The e2e site's level 1 in a real store, with its runner and snapshots; no bot is asked anything unless a motion is given. */
 async function level1(t: Test, hands?: HandMotion) {
-  const motion = (hands ?? { levelId: 1, bots: () => [] }) as unknown as LevelMotion;
+  const motion = (hands ?? { levelId: 1, bots: () => [], onBackOnLine: () => () => undefined }) as unknown as LevelMotion;
   const dir = mkdtempSync(path.join(tmpdir(), 'wh-runner-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const site = buildSite(e2eSite());
@@ -62,6 +62,7 @@ class HandMotion {
   readonly seen = new Map<number, { x: number; y: number; lifted: boolean }>();
   private readonly given: GivenGoal[] = [];
   private wake: (() => void) | undefined;
+  private back: ((botId: number, standing: { x: number; y: number; lifted: boolean }) => void) | undefined;
 
   constructor(private readonly list: MotionBot[]) {}
 
@@ -78,6 +79,17 @@ class HandMotion {
   }
 
   refreshCell(): void {}
+
+  onBackOnLine(listener: NonNullable<HandMotion['back']>): () => void {
+    this.back = listener;
+    return () => (this.back = undefined);
+  }
+
+  /** A bot lost holding a carrier answers again, standing so. */
+  answersAgain(id: number, standing: { x: number; y: number; lifted: boolean }): void {
+    Object.assign(this.bot(id), { online: true, ...standing });
+    this.back?.(id, standing);
+  }
 
   lastSeen(id: number) {
     const b = this.bot(id);
@@ -240,6 +252,31 @@ t.test('a lost bot whose last report is a position given since to another carrie
   const done = await jobIn(requests, second, 'RETRIEVING', 'SUCCEEDED');
   t.ok(done, 'C4 is set at the position');
   t.equal(inventory.carrierOnCell(1, 5, 0), 'C4');
+});
+
+t.test('a bot lost holding its carrier that answers again with its lift down set it down there: the store follows it', async (t) => {
+  const hands = new HandMotion([idleBot(1, 4, 1)]);
+  const { requests, inventory, runner, snapshot } = await level1(t, hands);
+  const fetch = (await requests.create({ type: 'FETCH', entities: [{ carrier_id: 'C3', balcony_ids: [2] }] })).request.id;
+  await runner.apply(decide(snapshot()));
+  (await hands.next()).end({ ok: true });
+  (await hands.next()).end({ ok: true });
+  await jobIn(requests, fetch, 'RETRIEVING', 'SUCCEEDED');
+  await runner.apply(decide(snapshot()));
+  await requests.trigger((await jobIn(requests, fetch, 'CHECKING', 'EXECUTING')).id, {});
+  await runner.apply(decide(snapshot()));
+  const home = await hands.next();
+  t.match(home, { bot: 1, goal: { then: 'lower' } }, 'bot 1 takes C3 home');
+  const space = { x: home.goal.x, y: home.goal.y };
+  // The line drops as it lowers C3 on its space; its last report has it carrying at 4,1.
+  Object.assign(hands.bot(1), { online: false });
+  hands.seen.set(1, { x: 4, y: 1, lifted: true });
+  home.end({ ok: false, cause: 'lost', reason: 'bot 1 went off the radio line' });
+  await jobIn(requests, fetch, 'STORING', 'ABORTED');
+  t.equal(inventory.carrierOnCell(1, 4, 1), 'C3', 'while it is away, C3 is booked where its bot was last seen');
+  hands.answersAgain(1, { ...space, lifted: false });
+  await until('C3 booked where its bot set it down', async () => inventory.carrierOnCell(1, space.x, space.y) === 'C3', 5000);
+  t.equal(inventory.carrierOnCell(1, 4, 1), undefined, 'and no longer on the highway');
 });
 
 t.test('a bot job that throws is a failed try, counted, not a job every pass drives into the same error', async (t) => {

@@ -13,7 +13,7 @@ import { CARRIER_JOBS, type JobProgress, type JobRecord, type JobWait } from '..
 import type { Requests } from '../../../domain/requests/requests.js';
 import type { Cell, SiteLevel } from '../../../domain/site/load.js';
 import type { Logger } from '../../../log/logger.js';
-import type { Arrival, LevelMotion } from '../motion/motion.js';
+import type { Arrival, LevelMotion, Standing } from '../motion/motion.js';
 import { chargingOn } from '../policy/charging.js';
 import { dispatchOrder, type Decision } from '../policy/dispatch.js';
 import { freeFor, freePort, key, nextForPort, stagePlace, stagedAt, started } from '../policy/places.js';
@@ -39,9 +39,14 @@ export class LevelRunner implements RunnerState {
   readonly running = new Set<string>();
   /** Carrier id -> cells its bot found out of reach, while the level's carriers stay as they were. */
   private readonly outOfReach = new Map<string, { version: number; cells: Set<string> }>();
+  /** Bot id -> the carrier it held when a job failed as it went off the radio line. */
+  private readonly heldOffLine = new Map<number, string>();
+  private readonly stopListening: () => void;
   private stopped = false;
 
-  constructor(private readonly deps: RunnerDeps) {}
+  constructor(private readonly deps: RunnerDeps) {
+    this.stopListening = deps.motion.onBackOnLine((botId, standing) => void this.backOnLine(botId, standing));
+  }
 
   unreachable(carrierId: string): ReadonlySet<string> {
     const known = this.outOfReach.get(carrierId);
@@ -51,6 +56,7 @@ export class LevelRunner implements RunnerState {
   /** Stops recording outcomes: motion still under way is left to the next brain, which takes it up from the store. */
   stop(): void {
     this.stopped = true;
+    this.stopListening();
   }
 
   /** Writes a pass's waits and starts in one transaction, then drives what started. */
@@ -282,6 +288,7 @@ export class LevelRunner implements RunnerState {
     // the carrier by its tag once the bot reports again.
     const staleReport = failure.cause === 'lost' && onBoard && this.goingTo(bot!, job.id);
     const reason = `bot ${job.bot_id}: ${failure.reason}`;
+    if (failure.cause === 'lost' && onBoard) this.heldOffLine.set(job.bot_id!, job.carrier_id!);
     await requests.write(() => {
       if (onBoard && !staleReport) {
         const there = inventory.placeCarrierUnlessTakenInWrite(job.carrier_id!, level.id, bot!.x, bot!.y);
@@ -296,6 +303,30 @@ export class LevelRunner implements RunnerState {
     });
     // Remembered against the carriers as they stand after this failure (it may have put the carrier on its bot's cell).
     if (failure.cause === 'unreachable' && target && job.carrier_id) this.markUnreachable(job.carrier_id, target);
+  }
+
+  /**
+   * A bot that went off the line holding its job's carrier answers again with its lift down: a
+   * LOWER under way completed off the line (protocol section 11), so the carrier stands on the
+   * cell the bot answers from, and the store follows it there. Left where the bot's last report
+   * put it, the retry looked for it there, found nothing and gave the request up, the carrier
+   * booked on the highway (chaos seed 1070072424). Still up, the brain's reconcile follows it.
+   */
+  private async backOnLine(botId: number, standing: Standing): Promise<void> {
+    const carrierId = this.heldOffLine.get(botId);
+    this.heldOffLine.delete(botId);
+    if (carrierId === undefined || standing.lifted || this.stopped) return;
+    const { requests, inventory, level, logger, motion } = this.deps;
+    const booked = this.deps.carriers.of(carrierId);
+    if (!booked || (booked.x === standing.x && booked.y === standing.y)) return;
+    const other = await requests.write(() => inventory.placeCarrierUnlessTakenInWrite(carrierId, level.id, standing.x, standing.y));
+    if (other !== undefined) {
+      logger.warn({ bot_id: botId, carrier_id: carrierId, store: booked, at: standing, store_has: other }, 'bot set its carrier down off the radio line where the store has another: the store keeps both as they were');
+      return;
+    }
+    logger.warn({ bot_id: botId, carrier_id: carrierId, store: booked, at: standing }, 'bot set its carrier down off the radio line: the store follows it');
+    motion.refreshCell(booked.x, booked.y);
+    motion.refreshCell(standing.x, standing.y);
   }
 
   /** Whether another running job of the level goes to the cell (or waits there for a position). */

@@ -73,6 +73,12 @@ export interface LevelMotion {
   unplaced(): Standing[];
   /** Sets the planner's flags of one cell again from the store (a carrier lifted or set down without this brain seeing it). */
   refreshCell(x: number, y: number): void;
+  /**
+   * Hears each bot that went off the radio line holding a carrier as it answers again: where it
+   * stands and whether it still holds it (a lift movement under way completes off the line,
+   * protocol section 11). Returns the function that stops listening.
+   */
+  onBackOnLine(listener: (botId: number, standing: Standing) => void): () => void;
   /** Where a bot's telemetry last put it and whether it holds a carrier, placed by the planner or not. */
   lastSeen(botId: number): { x: number; y: number; lifted: boolean } | undefined;
   /** Sends a bot to a goal; resolves when it got there and did `then`, or why not. */

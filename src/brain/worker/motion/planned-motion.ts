@@ -68,6 +68,8 @@ interface BotRun {
   stuck: boolean;
   /** Stuck because it went off the radio line: freed when it answers again. */
   lostLink: boolean;
+  /** It held a carrier when it went off the line: its listeners hear where it answers again. */
+  lostHolding: boolean;
   /** Kept where it stands out of dispatch (offboarding) until removed. */
   parked: boolean;
   /**
@@ -90,6 +92,7 @@ export class PlannedMotion implements LevelMotion {
   /** The last telemetry of bots that left the level. */
   private readonly departed = new Map<number, BotState>();
   private readonly stops: (() => void)[] = [];
+  private readonly backListeners = new Set<(botId: number, standing: Standing) => void>();
   private paused = false;
 
   constructor(private readonly o: PlannedMotionOptions) {
@@ -132,6 +135,11 @@ export class PlannedMotion implements LevelMotion {
       if (t && !r.planned && t.online && t.x !== 65535) out.push({ x: t.x, y: t.y, lifted: t.carrier_held });
     }
     return out;
+  }
+
+  onBackOnLine(listener: (botId: number, standing: Standing) => void): () => void {
+    this.backListeners.add(listener);
+    return () => this.backListeners.delete(listener);
   }
 
   lastSeen(botId: number): { x: number; y: number; lifted: boolean } | undefined {
@@ -256,7 +264,7 @@ export class PlannedMotion implements LevelMotion {
   private run(id: number): BotRun {
     let r = this.runs.get(id);
     if (!r) {
-      r = { id, telemetry: undefined, planned: false, goal: undefined, pending: undefined, segment: 0, paused: this.paused, clearing: false, latchFollowed: false, stuck: false, lostLink: false, parked: false, charging: 'no' };
+      r = { id, telemetry: undefined, planned: false, goal: undefined, pending: undefined, segment: 0, paused: this.paused, clearing: false, latchFollowed: false, stuck: false, lostLink: false, lostHolding: false, parked: false, charging: 'no' };
       this.runs.set(id, r);
     }
     return r;
@@ -265,6 +273,7 @@ export class PlannedMotion implements LevelMotion {
   private heard(event: BotEvent): void {
     const r = this.runs.get(event.bot.id);
     if (!r) return;
+    const before = r.telemetry;
     r.telemetry = event.bot;
     this.followLatch(r, event.bot.faults);
     if (event.kind === 'fault' && event.fault.fault_state === 'RAISED' && (event.fault.severity === 'ERROR' || event.fault.severity === 'FATAL')) {
@@ -275,6 +284,7 @@ export class PlannedMotion implements LevelMotion {
     }
     if (event.kind === 'offline') {
       r.lostLink = true;
+      r.lostHolding = (before ?? event.bot).carrier_held;
       this.stuck(r, `lost on the radio line (${event.reason})`, 'lost');
       return;
     }
@@ -305,7 +315,10 @@ export class PlannedMotion implements LevelMotion {
     if (r.stuck && t.motion !== 'MOVING' && t.lift !== 'LIFTING' && t.lift !== 'LOWERING') {
       if (r.unsettled) this.settleCell(r, t.lift === 'DOWN');
       this.o.planner.reportTelemetry(r.id, state);
-      if (r.lostLink) return this.freeIfBack(r);
+      if (r.lostLink) {
+        this.answeredAgain(r, state);
+        return this.freeIfBack(r);
+      }
       // Stopped only because the planner could not place it (no fault, on the line): try again.
       if (r.refusedAt !== undefined && Date.now() - r.refusedAt > 1000 && event.bot.online && (t.faults & STOPPING_FLAGS) === 0 && !r.lostLink) this.free(r);
       return;
@@ -501,6 +514,14 @@ export class PlannedMotion implements LevelMotion {
     if (r.planned) this.o.planner.setStuck(r.id, true);
     this.o.logger.warn({ level_id: this.levelId, bot_id: r.id, reason }, 'bot stopped');
     this.finish(r.id, { ok: false, reason, cause });
+  }
+
+  /** A bot lost holding a carrier answers again at rest: its listeners hear where, lift up or down. */
+  private answeredAgain(r: BotRun, state: PlanState): void {
+    if (!r.lostHolding) return;
+    r.lostHolding = false;
+    const standing = { ...this.xy(state.cell), lifted: state.lifted };
+    for (const listener of this.backListeners) listener(r.id, standing);
   }
 
   /**
