@@ -216,22 +216,28 @@ t.test('a bot that brings its carrier to a position where the store has another 
   t.equal(runner.running.size, 0, 'the next pass drives nothing');
 });
 
+/** A FETCH of C3 to balcony 2 by bot 1, checked there, up to the goal that takes C3 home (given, not ended). */
+async function fetchedAndGoingHome(t: Test, hands: HandMotion, l: Pick<Awaited<ReturnType<typeof level1>>, 'requests' | 'inventory' | 'runner' | 'snapshot'>) {
+  const { requests, inventory, runner, snapshot } = l;
+  const fetch = (await requests.create({ type: 'FETCH', entities: [{ carrier_id: 'C3', balcony_ids: [2] }] })).request.id;
+  await runner.apply(decide(snapshot()));
+  (await hands.next()).end({ ok: true });
+  (await hands.next()).end({ ok: true });
+  await jobIn(requests, fetch, 'RETRIEVING', 'SUCCEEDED');
+  t.equal(inventory.carrierOnCell(1, 5, 0), 'C3', 'C3 held at 5,0 for its check');
+  await runner.apply(decide(snapshot()));
+  await requests.trigger((await jobIn(requests, fetch, 'CHECKING', 'EXECUTING')).id, {});
+  await runner.apply(decide(snapshot()));
+  const home = await hands.next();
+  t.match(home, { bot: 1, goal: { then: 'lower' } }, 'bot 1 takes C3 home');
+  return { fetch, home, space: { x: home.goal.x, y: home.goal.y } };
+}
+
 t.test('a lost bot whose last report is a position given since to another carrier: its carrier is not put there', async (t) => {
   const hands = new HandMotion([idleBot(1, 4, 1), idleBot(2, 7, 1)]);
   const { requests, inventory, runner, snapshot } = await level1(t, hands);
   await requests.write(() => inventory.placeCarrierInWrite('C1', 1, 6, 0));
-  const first = (await requests.create({ type: 'FETCH', entities: [{ carrier_id: 'C3', balcony_ids: [2] }] })).request.id;
-  await runner.apply(decide(snapshot()));
-  (await hands.next()).end({ ok: true });
-  (await hands.next()).end({ ok: true });
-  await jobIn(requests, first, 'RETRIEVING', 'SUCCEEDED');
-  t.equal(inventory.carrierOnCell(1, 5, 0), 'C3', 'C3 held at 5,0 for its check');
-  await runner.apply(decide(snapshot()));
-  await requests.trigger((await jobIn(requests, first, 'CHECKING', 'EXECUTING')).id, {});
-  await runner.apply(decide(snapshot()));
-  const home = await hands.next();
-  t.match(home, { bot: 1, goal: { then: 'lower' } }, 'bot 1 takes C3 home');
-  const space = { x: home.goal.x, y: home.goal.y };
+  const { fetch: first, home, space } = await fetchedAndGoingHome(t, hands, { requests, inventory, runner, snapshot });
   await until('C3 booked to its space', async () => inventory.carrierOnCell(1, space.x, space.y) === 'C3');
   // Its report still says 5,0; the position is free in the store: the next carrier gets it.
   const second = (await requests.create({ type: 'FETCH', entities: [{ carrier_id: 'C4', balcony_ids: [2] }] })).request.id;
@@ -257,17 +263,7 @@ t.test('a lost bot whose last report is a position given since to another carrie
 t.test('a bot lost holding its carrier that answers again with its lift down set it down there: the store follows it', async (t) => {
   const hands = new HandMotion([idleBot(1, 4, 1)]);
   const { requests, inventory, runner, snapshot } = await level1(t, hands);
-  const fetch = (await requests.create({ type: 'FETCH', entities: [{ carrier_id: 'C3', balcony_ids: [2] }] })).request.id;
-  await runner.apply(decide(snapshot()));
-  (await hands.next()).end({ ok: true });
-  (await hands.next()).end({ ok: true });
-  await jobIn(requests, fetch, 'RETRIEVING', 'SUCCEEDED');
-  await runner.apply(decide(snapshot()));
-  await requests.trigger((await jobIn(requests, fetch, 'CHECKING', 'EXECUTING')).id, {});
-  await runner.apply(decide(snapshot()));
-  const home = await hands.next();
-  t.match(home, { bot: 1, goal: { then: 'lower' } }, 'bot 1 takes C3 home');
-  const space = { x: home.goal.x, y: home.goal.y };
+  const { fetch, home, space } = await fetchedAndGoingHome(t, hands, { requests, inventory, runner, snapshot });
   // The line drops as it lowers C3 on its space; its last report has it carrying at 4,1.
   Object.assign(hands.bot(1), { online: false });
   hands.seen.set(1, { x: 4, y: 1, lifted: true });
