@@ -180,3 +180,16 @@ t.test('a bot lost holding a carrier is heard as it answers again at rest, lift 
   w.telemetry(4, 1, 'DOWN');
   t.same(heard, [[1, { x: 4, y: 1, lifted: false }]], 'once, where it rests, its lift down');
 });
+
+t.test('a FATAL fault heard is left for a technician, its latch in telemetry too', async (t) => {
+  const w = world(t, 20);
+  w.telemetry(3, 1, 'DOWN');
+  await until('the bot to be placed', async () => w.motion.bots().length === 1, 5000);
+  w.fault(3, 1, 'DRIVE_ENCODER', 0, false);
+  for (let i = 0; i < 8; i++) {
+    w.telemetry(3, 1, 'DOWN', { faults: FAULT_FLAGS.get('DRIVE')! });
+    await new Promise((resolve) => setTimeout(resolve, 30));
+  }
+  t.equal(w.sent.filter((c) => c.type === 'FAULT_CLEAR').length, 0, 'no FAULT_CLEAR');
+  t.equal(w.motion.bots()[0]!.stuck, true, 'the bot stays stopped');
+});

@@ -275,13 +275,15 @@ export class PlannedMotion implements LevelMotion {
     if (!r) return;
     const before = r.telemetry;
     r.telemetry = event.bot;
-    this.followLatch(r, event.bot.faults);
     if (event.kind === 'fault' && event.fault.fault_state === 'RAISED' && (event.fault.severity === 'ERROR' || event.fault.severity === 'FATAL')) {
+      // Its latch is this fault's: cleared below (ERROR), or left for a technician (FATAL).
+      r.latchFollowed = true;
       if (event.fault.code === OBSTACLE && event.bot.carrier_held) this.barObstacle(r, event.fault.detail);
       this.stuck(r, `fault 0x${event.fault.code.toString(16)} (${event.fault.severity})`, 'fault');
       if (event.fault.severity === 'ERROR') this.clearLater(r);
       return;
     }
+    this.followLatch(r, event.bot.faults);
     if (event.kind === 'offline') {
       r.lostLink = true;
       r.lostHolding = (before ?? event.bot).carrier_held;
