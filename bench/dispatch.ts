@@ -63,7 +63,7 @@ function busyLevel(n: number): LevelSnapshot {
       const c = carriers.get(id);
       return c && { id, level_id: level.id, ...c };
     },
-    unreachable: () => new Set(),
+    unreachable: () => new Set(), missing: () => false,
   };
 }
 

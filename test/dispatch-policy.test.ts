@@ -40,6 +40,7 @@ interface World {
   running?: string[];
   priority?: Record<string, number>;
   unreachable?: Record<string, string[]>;
+  missing?: string[];
 }
 
 function snapshot(w: World): LevelSnapshot {
@@ -55,6 +56,7 @@ function snapshot(w: World): LevelSnapshot {
     carrierAt: (c) => Object.entries(carriers).find(([, at]) => at.x === c.x && at.y === c.y)?.[0],
     carrier: (id) => (carriers[id] ? { id, level_id: 1, ...carriers[id]! } : undefined),
     unreachable: (id) => new Set(w.unreachable?.[id] ?? []),
+    missing: (id) => w.missing?.includes(id) ?? false,
   };
 }
 
@@ -68,6 +70,7 @@ function said(decisions: Decision[]): string[] {
     if (d.kind === 'set_aside') parts.push(d.carriers.join(','));
     if (d.kind === 'await_person') parts.push(`balcony ${d.balcony}`);
     if (d.kind === 'finish') parts.push(d.note);
+    if (d.kind === 'give_up') parts.push(d.reason);
     return parts.join(' ');
   });
 }
@@ -121,6 +124,13 @@ t.test('decide: who starts, where to and with which bot, or why not', async (t) 
       name: 'carriers in front that no job moves (stored there after the plan) are set aside, front first',
       world: () => ({ jobs: [job('RETRIEVING', { id: 'ret', carrier_id: 'C6' })], carriers: { C6: { x: 6, y: 4 }, C8: { x: 6, y: 3 }, C7: { x: 6, y: 2 } } }),
       want: ['set_aside ret C7,C8'],
+    },
+    {
+      // Chaos seed 507696087: each pass set the missing carrier aside again, each try found
+      // nothing and gave up, and the request grew 238 jobs.
+      name: 'a carrier in front that a bot did not find where the store has it is not set aside again: the retrieval gives up',
+      world: () => ({ jobs: [job('RETRIEVING', { id: 'ret', carrier_id: 'C6' })], carriers: { C6: { x: 6, y: 4 }, C8: { x: 6, y: 3 }, C7: { x: 6, y: 2 } }, missing: ['C8'] }),
+      want: ['give_up ret carrier C8 in front of C6 was not found at 6,3, where the store has it: put it back there by hand, then post the request again'],
     },
     {
       name: 'a carrier that another retrieval takes is not set aside; one set aside in this pass is not set aside twice',

@@ -275,6 +275,19 @@ t.test('a bot lost holding its carrier that answers again with its lift down set
   t.equal(inventory.carrierOnCell(1, 4, 1), undefined, 'and no longer on the highway');
 });
 
+t.test('a carrier not found where the store has it is missing until its record changes', async (t) => {
+  const hands = new HandMotion([idleBot(1, 4, 1)]);
+  const { requests, inventory, runner, snapshot } = await level1(t, hands);
+  const fetch = (await requests.create({ type: 'FETCH', entities: [{ carrier_id: 'C3', balcony_ids: [2] }] })).request.id;
+  await runner.apply(decide(snapshot()));
+  t.equal(runner.missing('C3'), false);
+  (await hands.next()).end({ ok: false, cause: 'no_carrier', reason: 'LIFT refused: NO_CARRIER' });
+  await jobIn(requests, fetch, 'RETRIEVING', 'ABORTED');
+  t.equal(runner.missing('C3'), true, 'missing: no other job is sent to look for it there');
+  await requests.write(() => inventory.placeCarrierInWrite('C3', 1, 3, 1));
+  t.equal(runner.missing('C3'), false, 'a person put it right: it may be worked again');
+});
+
 t.test('a bot job that throws is a failed try, counted, not a job every pass drives into the same error', async (t) => {
   const hands = new HandMotion([idleBot(1, 4, 1)]);
   const { requests, runner, snapshot } = await level1(t, hands);

@@ -198,7 +198,7 @@ export class Brain {
       level: l.site, work: this.deps.work, carriers: this.deps.carriers, findJob: (id) => this.deps.requests.findJob(id),
       bots: () => l.motion?.bots() ?? null, unplaced: () => l.motion?.unplaced() ?? [], line: () => this.lineState(l.site.id), paused: () => this.paused(),
       chargeBelow: this.deps.chargeBelow, now: this.deps.now,
-    }, l.runner ?? { running: new Set(), unreachable: () => new Set() });
+    }, l.runner ?? { running: new Set(), unreachable: () => new Set(), missing: () => false });
   }
 
   private lineState(levelId: number): LineState {

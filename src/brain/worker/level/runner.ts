@@ -39,6 +39,8 @@ export class LevelRunner implements RunnerState {
   readonly running = new Set<string>();
   /** Carrier id -> cells its bot found out of reach, while the level's carriers stay as they were. */
   private readonly outOfReach = new Map<string, { version: number; cells: Set<string> }>();
+  /** Carrier id -> its record's updated_at when a bot found nothing to lift where the store had it. */
+  private readonly notFound = new Map<string, number>();
   /** Bot id -> the carrier it held when a job failed as it went off the radio line. */
   private readonly heldOffLine = new Map<number, string>();
   private readonly stopListening: () => void;
@@ -51,6 +53,11 @@ export class LevelRunner implements RunnerState {
   unreachable(carrierId: string): ReadonlySet<string> {
     const known = this.outOfReach.get(carrierId);
     return known && known.version === this.deps.carriers.version(this.deps.level.id) ? known.cells : EMPTY;
+  }
+
+  missing(carrierId: string): boolean {
+    const seen = this.notFound.get(carrierId);
+    return seen !== undefined && seen === this.deps.carriers.of(carrierId)?.updated_at;
   }
 
   /** Stops recording outcomes: motion still under way is left to the next brain, which takes it up from the store. */
@@ -108,6 +115,11 @@ export class LevelRunner implements RunnerState {
           case 'drive':
             if (!this.running.has(current.id)) out.push(current);
             break;
+          case 'give_up':
+            requests.abortJob(current, d.reason, null);
+            requests.settle(current.request_id);
+            this.deps.logger.warn({ job_id: current.id, job_type: current.type, carrier_id: current.carrier_id, reason: d.reason }, 'bot job given up');
+            break;
           case 'finish': {
             const running = requests.moveJob(current, 'EXECUTING', { wait: null });
             requests.moveJob(running, 'SUCCEEDED', { ended_because: d.note }, d.note);
@@ -149,6 +161,7 @@ export class LevelRunner implements RunnerState {
         if (this.stopped) return;
         if (!lifted.ok && lifted.cause === 'cancelled') return this.cancelled(job);
         if (!lifted.ok) {
+          if (lifted.cause === 'no_carrier') this.notFound.set(carrier.id, carrier.updated_at);
           return this.failed(job, lifted.cause === 'no_carrier'
             ? { cause: 'no_carrier', reason: `carrier ${carrier.id} was not found at ${carrier.x},${carrier.y}, where the store has it: put it back there by hand, then post the request again` }
             : lifted);

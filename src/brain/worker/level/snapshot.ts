@@ -47,12 +47,15 @@ export interface LevelSnapshot {
   carrier(id: string): CarrierPlace | undefined;
   /** Cells found out of reach for this carrier since the level's carriers last changed. */
   unreachable(carrierId: string): ReadonlySet<string>;
+  /** A bot found nothing to lift where the store has this carrier, and its record has not changed since. */
+  missing(carrierId: string): boolean;
 }
 
 /** The runner's side of a snapshot: what it does, and what it learnt the hard way. */
 export interface RunnerState {
   running: ReadonlySet<string>;
   unreachable(carrierId: string): ReadonlySet<string>;
+  missing(carrierId: string): boolean;
 }
 
 export interface SnapshotSources {
@@ -103,5 +106,6 @@ export function takeSnapshot(src: SnapshotSources, runner: RunnerState): LevelSn
     carrierAt: (c) => src.carriers.at(levelId, c.x, c.y),
     carrier: (id) => src.carriers.of(id),
     unreachable: (id) => runner.unreachable(id),
+    missing: (id) => runner.missing(id),
   };
 }

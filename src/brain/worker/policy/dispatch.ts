@@ -35,7 +35,9 @@ export type Decision =
   /** A cancelled job whose bot has not lifted anything yet: its bot stops, nothing more moves. */
   | { kind: 'abandon'; job: JobRecord }
   /** Nothing to do (a bot to take off a charger it is not on): the job succeeds at once. */
-  | { kind: 'finish'; job: JobRecord; note: string };
+  | { kind: 'finish'; job: JobRecord; note: string }
+  /** It cannot go on without a person (a carrier in front is not where the store has it): ABORTED for good, the reason says what to do. */
+  | { kind: 'give_up'; job: JobRecord; reason: string };
 
 /**
  * Carriers leaving a balcony first (they free a position for the next), then priority (higher
@@ -159,6 +161,10 @@ function startBotJob(s: LevelSnapshot, job: JobRecord, pass: Pass): Decision {
     if (job.type === 'BUFFERING' && s.level.kindAt(c.x, c.y) === 'port') return wait({ waiting_for: 'carriers_in_front', reason: `carrier ${c.id} is at a balcony for another request` });
     const blocked = carriersInFront(s, c);
     if (job.type === 'RETRIEVING' && blocked.length > 0) {
+      // Set aside again, it would be looked for where it is not, again and again.
+      const lost = blocked.find((id) => s.missing(id));
+      const at = lost === undefined ? undefined : s.carrier(lost);
+      if (at) return { kind: 'give_up', job, reason: `carrier ${lost} in front of ${c.id} was not found at ${at.x},${at.y}, where the store has it: put it back there by hand, then post the request again` };
       const reason = `carriers in front in its lane: ${blocked.join(', ')}`;
       const still = blocked.filter((id) => !pass.claimedCarriers.has(id) && !carrierJobs(s).leaving.has(id));
       if (still.length === 0) return wait({ waiting_for: 'carriers_in_front', reason });
