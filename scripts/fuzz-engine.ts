@@ -118,6 +118,10 @@ export class Fuzzer {
     const s = this.resolve(schema);
     if ('const' in s) return fc.constant(s.const);
     if (Array.isArray(s.enum)) return fc.constantFrom(...(s.enum as unknown[]));
+    // An object whose branches only name more required properties (reset_password: otp or old_password).
+    if (Array.isArray(s.anyOf) && s.properties) {
+      return fc.oneof(...(s.anyOf as Json[]).map((b) => this.object({ ...s, anyOf: undefined, required: [...new Set([...(s.required ?? []), ...(b.required ?? [])])] }, depth)));
+    }
     if (Array.isArray(s.anyOf)) return fc.oneof(...(s.anyOf as Json[]).map((b) => this.arb(b, depth + 1)));
     if (Array.isArray(s.oneOf)) return fc.oneof(...(s.oneOf as Json[]).map((b) => this.arb(b, depth + 1)));
     if (Array.isArray(s.allOf) && s.allOf.length > 0) return this.arb({ ...s.allOf[0], ...s, allOf: undefined }, depth + 1);

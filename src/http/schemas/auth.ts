@@ -65,13 +65,15 @@ export const Message = Type.Object({ message: Type.String() });
 export const LoginBody = Type.Object({ email: Email, password: Password, locale: Type.Optional(Locale) });
 export const RefreshBody = Type.Object({ refresh_token: Type.String({ minLength: 1, maxLength: 512 }) });
 export const ForgotBody = Type.Object({ email: Email, locale: Type.Optional(Locale) });
+// Either the reset code or the old password: said in the document too (the domain refuses a
+// body with neither), so that a client generated from it does not send one.
 export const ResetBody = Type.Object({
   email: Email,
   new_password: Password,
   locale: Type.Optional(Locale),
   old_password: Type.Optional(Password),
   otp: Type.Optional(Type.String({ minLength: 1, maxLength: 32 })),
-});
+}, { anyOf: [{ required: ['otp'] }, { required: ['old_password'] }] });
 
 export const CreateAccountBody = Type.Object({
   username: Name,
