@@ -47,7 +47,10 @@ export class LevelRunner implements RunnerState {
   private stopped = false;
 
   constructor(private readonly deps: RunnerDeps) {
-    this.stopListening = deps.motion.onBackOnLine((botId, standing) => void this.backOnLine(botId, standing));
+    this.stopListening = deps.motion.onBackOnLine((botId, standing) => {
+      // Nobody awaits it: a failed write (storage full) is logged, not an unhandled rejection in the brain thread.
+      this.backOnLine(botId, standing).catch((err: unknown) => deps.logger.error({ err, bot_id: botId }, 'could not follow a carrier set down off the radio line'));
+    });
   }
 
   unreachable(carrierId: string): ReadonlySet<string> {
