@@ -31,10 +31,11 @@ export class Auth {
   private readonly permissionCache = new Map<string, Set<string>>();
   private cacheVersion = -1;
   /**
-   * What each API key presented since the auth records last changed amounts to, by the key's
-   * digest: a request with a known key then costs its HMAC, not three store reads and a
-   * permission expansion (a tenth of the main thread under load, issue 22). Emptied by any
-   * commit to keys, users or roles, so a change holds from the next request on.
+   * What each API key presented since the auth records last changed amounts to, by the value
+   * presented: a request with a known key then costs one lookup, not its HMAC, three store
+   * reads and a permission expansion (a tenth of the main thread under load, then the HMAC
+   * alone a fortieth; issue 22). Only values that are keys are kept. Emptied by any commit to
+   * keys, users or roles, so a change holds from the next request on.
    */
   private readonly keyCallers = new Map<string, { key: ApiKeyRecord; caller: Caller | undefined }>();
   private readonly stopFollowing: () => void;
@@ -77,15 +78,14 @@ export class Auth {
     if (!match) return ANONYMOUS;
     const token = match[1]!;
     if (token.startsWith('whk_')) {
-      const keyDigest = presentedDigest(this.deps, token);
-      if (keyDigest === undefined) return ANONYMOUS;
-      let known = this.keyCallers.get(keyDigest);
+      let known = this.keyCallers.get(token);
       if (!known) {
+        const keyDigest = presentedDigest(this.deps, token);
         // Unknown values are not kept: anyone may present any number of them.
-        const key = keyByDigest(this.deps, keyDigest);
+        const key = keyDigest === undefined ? undefined : keyByDigest(this.deps, keyDigest);
         if (!key) return ANONYMOUS;
         known = { key, caller: keyCaller(key, this.ownerOf(key)) };
-        this.keyCallers.set(keyDigest, known);
+        this.keyCallers.set(token, known);
       }
       if (!known.caller || keyExpired(known.key, this.deps.now())) return ANONYMOUS;
       this.lastUsed.touch(known.key.id);
