@@ -37,6 +37,11 @@ t.test('lists of open statuses come from memory and match the store', async (t) 
   const queries = [
     { status__eq: 'EXECUTING' }, { status__in: ['ACCEPTED', 'EXECUTING'] }, { status__in: ['CREATED', 'CANCELLING'] }, { status__eq: 'SUCCEEDED' },
     { status__eq: 'ACCEPTED', sort_by: 'updated_at', size: '3', page: '2' }, { status__in: ['EXECUTING', 'SUCCEEDED'] }, { status__eq: 'EXECUTING', level_id__eq: '1' },
+    // One status sorted by creation is read in the open work's creation order: both ways, by
+    // page, with a second key, with another filter, and CREATED shown or not.
+    { status__eq: 'ACCEPTED', sort_by: 'created_at' }, { status__eq: 'ACCEPTED', size: '2', page: '3' }, { status__eq: 'EXECUTING', sort_by: 'created_at', size: '4', page: '2' },
+    { status__eq: 'ACCEPTED', sort_by: '-created_at,-updated_at', size: '3' }, { status__eq: 'ACCEPTED', sort_by: 'created_at,-id' }, { status__eq: 'ACCEPTED', level_id__eq: '2', size: '2', page: '2' },
+    { status__eq: 'CREATED' }, { status__eq: 'CANCELLING', size: '1', page: '99' },
   ];
   for (let round = 0; round < 30; round++) {
     await store.write(() => {
@@ -54,6 +59,12 @@ t.test('lists of open statuses come from memory and match the store', async (t) 
       const query = parseListQuery(JOB_FIELDS, q, options);
       const want = executeList(JOB_FIELDS, reference, query);
       const got = executeList(JOB_FIELDS, memory, query);
+      // The page read in creation order is the page sorted from all the status's jobs.
+      const sorted = executeList(JOB_FIELDS, memory, query, 'sort');
+      if (JSON.stringify(got) !== JSON.stringify(sorted)) {
+        t.fail(`round ${round} (seed ${seed}) ${JSON.stringify(q)}: in creation order ${JSON.stringify(got.items.map((j) => j.id))}, sorted ${JSON.stringify(sorted.items.map((j) => j.id))}`);
+        return;
+      }
       if (JSON.stringify(got) !== JSON.stringify(want)) {
         t.fail(`round ${round} (seed ${seed}) ${JSON.stringify(q)}: memory ${JSON.stringify(got.items.map((j) => j.id))} of ${got.total}, store ${JSON.stringify(want.items.map((j) => j.id))} of ${want.total}`);
         return;

@@ -19,6 +19,24 @@ import { compareKeys } from '../../store/collection.js';
 import { skus, type SkuRecord } from './records.js';
 
 type OrderedField = 'total_quantity' | 'max_quantity' | 'load_count';
+
+/**
+ * A searched text's substring index, and the matches of some of its needles in the order of
+ * a field (ANSWER_ORDERS of them, the least recently used dropped first), all kept current on
+ * commit: `search=name:bolt&sort_by=-total_quantity` reads its page of 20 from the top of its
+ * own matches. Walking every SKU in that order and testing each against the matches read ten
+ * rows a hit, and each test missed the processor's caches (a tenth of the main thread under
+ * load, issue 22).
+ */
+interface Substrings {
+  index: SubstringIndex<string>;
+  compute: (row: SkuRecord) => string;
+  /** By field and needle. */
+  orders: Map<string, { needle: string; index: OrderedIndex<SkuRecord> }>;
+}
+
+/** Needle and field pairs whose matches are kept in order, per searched text. */
+const ANSWER_ORDERS = 32;
 /** The integer fields a sorted list may read in order: the record's own, never null. */
 const ORDERED_FIELDS = new Set<string>(['total_quantity', 'max_quantity', 'load_count'] satisfies OrderedField[]);
 
@@ -35,7 +53,7 @@ export class SkuTable implements ListSource<SkuRecord> {
   /** Lower-cased text of single fields by row (`search=name:bolt`), kept as long as the row. */
   private readonly fieldTexts = new WeakMap<SkuRecord, Map<string, string>>();
   /** Substring indexes of the texts searched so far (a field, or `*`), built on the first search of each and kept current on commit. */
-  private readonly substrings = new Map<string, { index: SubstringIndex<string>; compute: (row: SkuRecord) => string }>();
+  private readonly substrings = new Map<string, Substrings>();
   /** The rows in the order of each field of ORDERED_FIELDS sorted on so far, kept current on commit. */
   private readonly orders = new Map<string, OrderedIndex<SkuRecord>>();
   private readonly stop: () => void;
@@ -117,17 +135,32 @@ export class SkuTable implements ListSource<SkuRecord> {
   searchCandidates(text: string, needle: string, compute: (row: SkuRecord) => string): SearchMatches<SkuRecord> | undefined {
     let entry = this.substrings.get(text);
     if (!entry) {
-      entry = { index: new SubstringIndex(), compute };
+      entry = { index: new SubstringIndex(), compute, orders: new Map() };
       for (const sku of this.byId.values()) entry.index.set(sku.id, compute(sku));
       this.substrings.set(text, entry);
     }
     const ids = entry.index.holding(needle);
     if (ids === undefined) return undefined;
     let rows: SkuRecord[] | undefined;
+    const found = entry;
     return {
       size: ids.size,
       has: (row) => ids.has(row.id),
       rows: () => (rows ??= this.inKeyOrder(ids)),
+      ordered: (field, descending) => {
+        if (!ORDERED_FIELDS.has(field)) return undefined;
+        const key = `${field}\u0000${needle}`;
+        let order = found.orders.get(key);
+        if (order) {
+          found.orders.delete(key);
+        } else {
+          order = { needle, index: orderedBy(field as OrderedField) };
+          order.index.load(rows ??= this.inKeyOrder(ids));
+          if (found.orders.size >= ANSWER_ORDERS) found.orders.delete(found.orders.keys().next().value!);
+        }
+        found.orders.set(key, order);
+        return order.index.ordered(descending);
+      },
     };
   }
 
@@ -149,7 +182,7 @@ export class SkuTable implements ListSource<SkuRecord> {
     if (!ORDERED_FIELDS.has(field)) return undefined;
     let order = this.orders.get(field);
     if (!order) {
-      order = new OrderedIndex<SkuRecord>((row) => row[field as OrderedField], (a, b) => compareKeys(a.id, b.id));
+      order = orderedBy(field as OrderedField);
       order.load(this.scan());
       this.orders.set(field, order);
     }
@@ -168,7 +201,14 @@ export class SkuTable implements ListSource<SkuRecord> {
       if (before) this.byUnit.get(before.measurement_unit)?.ids.delete(id);
       if (before && this.byUnit.get(before.measurement_unit)?.ids.size === 0) this.byUnit.delete(before.measurement_unit);
       this.invalidateUnit(before?.measurement_unit);
-      for (const { index, compute } of this.substrings.values()) index.set(id, now && compute(now));
+      for (const { index, compute, orders } of this.substrings.values()) {
+        const text = now && compute(now);
+        index.set(id, text);
+        for (const { needle, index: order } of orders.values()) {
+          if (before) order.remove(before);
+          if (now && text!.includes(needle)) order.add(now);
+        }
+      }
       if (now) {
         if (!before) this.ids.splice(insertionPoint(this.ids, id), 0, id);
         this.byId.set(id, now);
@@ -194,6 +234,11 @@ export class SkuTable implements ListSource<SkuRecord> {
     const entry = unit === undefined ? undefined : this.byUnit.get(unit);
     if (entry) entry.sorted = undefined;
   }
+}
+
+/** An empty index of SKUs in the order of `field`, ties in key order. */
+function orderedBy(field: OrderedField): OrderedIndex<SkuRecord> {
+  return new OrderedIndex<SkuRecord>((row) => row[field], (a, b) => compareKeys(a.id, b.id));
 }
 
 /** First position in the key-ordered `ids` not before `id`. */

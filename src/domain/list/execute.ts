@@ -6,7 +6,7 @@
  * built once per query; the per-row path does no parsing and no allocation beyond what the
  * sort needs.
  */
-import { valueOf, type FieldTable, type Filter, type GatheredRows, type ListQuery, type ListSource, type Page, type SearchMatches, type SearchNode, type SortKey } from './fields.js';
+import { valueOf, type FieldTable, type Filter, type GatheredRows, type ListQuery, type OrderedRows, type ListSource, type Page, type SearchMatches, type SearchNode, type SortKey } from './fields.js';
 import { likeMatcher } from './like.js';
 
 type Predicate<T> = (row: T) => boolean;
@@ -57,8 +57,10 @@ export function executeList<T>(table: FieldTable<T>, source: ListSource<T>, quer
     }
   } else {
     const [first] = query.sort as [SortKey];
-    const kept = source.rank ? source.ordered?.(first.field, first.descending) : undefined;
-    const walked = plan === 'sort' || kept === undefined ? { rowsRead: false } : orderedPage(table, source, query, kept, found, matches, tests.length, start, end, plan === 'walk');
+    // The candidates' own order (a lookup's, a search's) reads just them: walk it whatever the share of matches.
+    const own = used ? (rows as Partial<OrderedRows<T>>).inOrderOf?.(first.field, first.descending) : found.searched?.ordered?.(first.field, first.descending);
+    const kept = own ?? (source.rank ? source.ordered?.(first.field, first.descending) : undefined);
+    const walked = plan === 'sort' || kept === undefined ? { rowsRead: false } : orderedPage(table, source, query, kept, found, matches, tests.length, start, end, plan === 'walk' || own !== undefined, own !== undefined);
     if ('items' in walked) {
       ({ items, total } = walked);
     } else {
@@ -75,7 +77,7 @@ export function executeList<T>(table: FieldTable<T>, source: ListSource<T>, quer
       total = all.length;
       // Rows found through an index come in the index's order. Where the source also keeps
       // this sort's order, the answer may come from either way: ties must keep the store's.
-      items = sortedPage(table, all, query.sort, start, end, used && kept ? source.rank!.bind(source) : undefined);
+      items = sortedPage(table, all, query.sort, start, end, used && kept && !own ? source.rank!.bind(source) : undefined);
     }
   }
   return { items, total, page: query.page, size: query.size, pages: Math.ceil(total / query.size) };
@@ -93,10 +95,14 @@ export function executeList<T>(table: FieldTable<T>, source: ListSource<T>, quer
  * matches not listed yet); it gives up after reading half as many rows as there are
  * candidates (as many, for those matches: an order that puts the matches last), and the
  * caller sorts. Both ways give the same answer: ties keep the store's order (`rank`).
+ *
+ * With `onlyCandidates`, `runs` are the candidates' own order (OrderedRows, SearchMatches):
+ * every row in them is a candidate, so none is tested for it, and the walk never gives up
+ * for a sort.
  */
 function orderedPage<T>(
   table: FieldTable<T>, source: ListSource<T>, query: ListQuery, runs: Iterable<readonly T[]>, found: Candidates<T>, matches: Predicate<T>,
-  testCount: number, start: number, end: number, force: boolean,
+  testCount: number, start: number, end: number, force: boolean, onlyCandidates: boolean,
 ): { items: T[]; total: number } | { rowsRead: boolean; rows?: readonly T[] } {
   const rest = query.sort.slice(1);
   const size = source.size;
@@ -133,7 +139,7 @@ function orderedPage<T>(
     budget = unlisted ? candidates! : candidates! / 2;
   }
 
-  const inIndex = found.used ? filterPredicate(table, found.used.original) : searched ? (row: T) => searched.has(row) : undefined;
+  const inIndex = onlyCandidates ? undefined : found.used ? filterPredicate(table, found.used.original) : searched ? (row: T) => searched.has(row) : undefined;
   const keep = inIndex === undefined ? matches : (row: T) => inIndex(row) && matches(row);
   const items: T[] = [];
   let passed = 0;

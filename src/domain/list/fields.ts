@@ -37,6 +37,16 @@ export interface GatheredRows<T> extends Iterable<T> {
 }
 
 /**
+ * A lookup's rows that it can also give in a field's order, as `ListSource.ordered` gives all
+ * of the source's (runs of equal values, each in the order the rows come in): a sorted page
+ * of them is then read from the top instead of sorting them all. Undefined for a field the
+ * lookup does not keep in order.
+ */
+export interface OrderedRows<T> extends GatheredRows<T> {
+  inOrderOf(field: string, descending: boolean): Iterable<readonly T[]> | undefined;
+}
+
+/**
  * The rows a search term matches, as a source's substring index knows them: how many and
  * whether a row is one cost nothing however many match; listing them in the order `scan`
  * gives costs a pass over them, so a sorted page read in order (ListSource.ordered) never does.
@@ -46,6 +56,8 @@ export interface SearchMatches<T> {
   has(row: T): boolean;
   /** The matches in the order `scan` gives. */
   rows(): readonly T[];
+  /** The matches alone in the order of `field`, as `ListSource.ordered` gives every row; undefined when not kept. */
+  ordered?(field: string, descending: boolean): Iterable<readonly T[]> | undefined;
 }
 
 /** Where rows come from. */
@@ -54,7 +66,7 @@ export interface ListSource<T> {
    * Rows whose indexed field equals one of `values` (exactly the rows an `eq`/`in` filter on
    * the field matches); undefined when the field has no index.
    */
-  lookup(field: string, values: readonly unknown[]): Iterable<T> | GatheredRows<T> | undefined;
+  lookup(field: string, values: readonly unknown[]): Iterable<T> | GatheredRows<T> | OrderedRows<T> | undefined;
   /** Every row. */
   scan(): Iterable<T>;
   /** How many rows `lookup` would give, without reading them (lets an unsorted page stop early). */
