@@ -293,6 +293,9 @@ interface Figures {
   freshMax: number;
   bad: number;
   mixCpuMsPerReq: number;
+  /** The main thread's share of it: the thread that serves every request. */
+  mixMainMsPerReq: number;
+  mixMainCores: number;
   byKind: Record<string, { n: number; p50: number; p99: number; max: number; bad: number; cpuMsPerReq: number; mainMsPerReq: number; rpsAlone: number }>;
   /** Daemon CPU over wall time in the mix, in cores: near 2 means the daemon is CPU-bound. */
   mixCores: number;
@@ -311,10 +314,12 @@ async function measure(d: Daemon, mixClients: Client[]): Promise<Figures> {
   const healthRps = health.length / (DURATION / 1000);
 
   const cpu0 = cpuMs(pid);
+  const main0 = cpuMs(pid, true);
   const own0 = process.cpuUsage();
   const mix = await drive(mixClients, DURATION, mixNext);
   const own = process.cpuUsage(own0);
   const mixCpu = cpuMs(pid) - cpu0;
+  const mixMain = cpuMs(pid, true) - main0;
   // Latency on warm connections; a request on a new one (uWS closes a connection idle for
   // 10 s, as the mix's were during the health phase) waits for its handshake too: apart.
   const all = mix.filter((s) => !s.fresh).map((s) => s.ms).sort((a, b) => a - b);
@@ -322,7 +327,7 @@ async function measure(d: Daemon, mixClients: Client[]): Promise<Figures> {
 
   return { healthRps, mixRps: mix.length / (DURATION / 1000), p50: quantile(all, 0.5), p99: quantile(all, 0.99), max: all.at(-1) ?? NaN,
     fresh: fresh.length, freshMax: Math.max(0, ...fresh),
-    bad: mix.filter((s) => !s.ok).length, mixCpuMsPerReq: mixCpu / mix.length, mixCores: mixCpu / DURATION,
+    bad: mix.filter((s) => !s.ok).length, mixCpuMsPerReq: mixCpu / mix.length, mixMainMsPerReq: mixMain / mix.length, mixCores: mixCpu / DURATION, mixMainCores: mixMain / DURATION,
     byKind: await measureKinds(d, mixClients, mix), clientCpuPct: ((own.user + own.system) / 1000 / DURATION) * 100,
     skus: await count(d, 'skus'), jobs: await count(d, 'jobs'), rss: rssMiB(pid),
   };
@@ -359,6 +364,8 @@ function print(columns: { title: string; f: Figures }[]): void {
     ['mix on new conn.: n / worst ms', (f) => `${f.fresh} / ${fmt(f.freshMax, 0)}`],
     ['mix daemon CPU ms/req', (f) => fmt(f.mixCpuMsPerReq, 2)],
     ['mix daemon CPU, cores', (f) => fmt(f.mixCores, 2)],
+    ['mix main thread CPU ms/req', (f) => fmt(f.mixMainMsPerReq, 3)],
+    ['mix main thread CPU, cores', (f) => fmt(f.mixMainCores, 2)],
     ['unexpected answers', (f) => String(f.bad)],
     ['client CPU % (of one core)', (f) => fmt(f.clientCpuPct, 0)],
     ['daemon RSS MiB', (f) => fmt(f.rss, 0)],
