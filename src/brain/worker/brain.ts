@@ -40,6 +40,9 @@ const RECONCILE_MS = 3000;
 
 /** A level whose bots have all been silent this long (with the radio running) puts the storage in ERROR. */
 const SILENT_LEVEL_MS = 10_000;
+/** The longest pause the pacing of passes puts between two (see wake). */
+const MAX_PASS_GAP_MS = 100;
+
 /** How long a bot whose charging request was refused waits before the brain asks again. */
 const CHARGE_RETRY_MS = 30_000;
 
@@ -76,6 +79,9 @@ export class Brain {
   private timer: NodeJS.Timeout | undefined;
   private passing: Promise<void> | undefined;
   private again = false;
+  /** No pass before this (performance.now()), and the timer that runs the one asked for meanwhile. */
+  private nextPassAt = 0;
+  private paced: NodeJS.Timeout | undefined;
   /** Bots whose charging request was refused, and when to ask again. */
   private readonly chargeRefusedUntil = new Map<number, number>();
   private readonly stops: (() => void)[] = [];
@@ -133,6 +139,8 @@ export class Brain {
     await this.setStatus('SHUTTING_DOWN', 'brain stopping');
     clearInterval(this.timer);
     this.timer = undefined;
+    clearTimeout(this.paced);
+    this.paced = undefined;
     for (const stop of this.stops.splice(0)) stop();
     await this.passing;
     for (const l of this.levels.values()) l.runner?.stop();
@@ -148,16 +156,32 @@ export class Brain {
     return flag(this.deps.store, 'paused');
   }
 
-  /** Runs a dispatch pass soon; passes never overlap. */
+  /**
+   * Runs a dispatch pass soon; passes never overlap, and one starts no sooner after the last
+   * than twice as long as that one took: under a stream of new work (hundreds of requests a
+   * second) passes ran back to back and took half a core from the API's thread on a 2-core box
+   * (issue 22), where a pass every few tens of milliseconds moves the bots as soon.
+   */
   wake(): void {
     if (!this.timer) return;
     if (this.passing) {
       this.again = true;
       return;
     }
+    const wait = this.nextPassAt - performance.now();
+    if (wait > 0) {
+      this.paced ??= setTimeout(() => {
+        this.paced = undefined;
+        this.wake();
+      }, wait).unref();
+      return;
+    }
+    const started = performance.now();
     this.passing = this.pass()
       .catch((err: unknown) => this.log.error({ err }, 'dispatch pass failed'))
       .finally(() => {
+        const ended = performance.now();
+        this.nextPassAt = ended + Math.min(2 * (ended - started), MAX_PASS_GAP_MS);
         this.passing = undefined;
         if (this.again) {
           this.again = false;

@@ -37,6 +37,7 @@ interface Substrings {
 
 /** Needle and field pairs whose matches are kept in order, per searched text. */
 const ANSWER_ORDERS = 32;
+
 /** The integer fields a sorted list may read in order: the record's own, never null. */
 const ORDERED_FIELDS = new Set<string>(['total_quantity', 'max_quantity', 'load_count'] satisfies OrderedField[]);
 
@@ -142,7 +143,7 @@ export class SkuTable implements ListSource<SkuRecord> {
     const ids = entry.index.holding(needle);
     if (ids === undefined) return undefined;
     let rows: SkuRecord[] | undefined;
-    const found = entry;
+    const searched = entry;
     return {
       size: ids.size,
       has: (row) => ids.has(row.id),
@@ -150,15 +151,16 @@ export class SkuTable implements ListSource<SkuRecord> {
       ordered: (field, descending) => {
         if (!ORDERED_FIELDS.has(field)) return undefined;
         const key = `${field}\u0000${needle}`;
-        let order = found.orders.get(key);
+        let order = searched.orders.get(key);
         if (order) {
-          found.orders.delete(key);
+          searched.orders.delete(key);
         } else {
           order = { needle, index: orderedBy(field as OrderedField) };
           order.index.load(rows ??= this.inKeyOrder(ids));
-          if (found.orders.size >= ANSWER_ORDERS) found.orders.delete(found.orders.keys().next().value!);
+          if (searched.orders.size >= ANSWER_ORDERS) searched.orders.delete(searched.orders.keys().next().value!);
         }
-        found.orders.set(key, order);
+        // Last in the Map's order: the least recently used is dropped first.
+        searched.orders.set(key, order);
         return order.index.ordered(descending);
       },
     };
