@@ -10,7 +10,7 @@ import { Store } from '../src/store/store.js';
 import { Collection, compareKeys } from '../src/store/collection.js';
 import { skus, type SkuRecord } from '../src/domain/inventory/records.js';
 import { SkuTable } from '../src/domain/inventory/sku-table.js';
-import { collectionSource, executeList, parseListQuery } from '../src/domain/list/index.js';
+import { collectionSource, executeList, parseListQuery, type SearchMatches } from '../src/domain/list/index.js';
 import { SKU_FIELDS } from '../src/http/routes/inventory.js';
 
 const UNITS = ['PIECE', 'PACK', 'METER', 'KILOGRAM'] as const;
@@ -118,6 +118,15 @@ async function seededTable(t: Test, count: number): Promise<{ store: Store; tabl
   return { store, table };
 }
 
+/** Replaces the table's answers to searches with what `wrap` makes of them (to count what a page reads). */
+function wrapMatches(table: SkuTable, wrap: (matches: SearchMatches<SkuRecord>) => SearchMatches<SkuRecord>): void {
+  const searchCandidates = table.searchCandidates.bind(table);
+  table.searchCandidates = (text, needle, compute) => {
+    const matches = searchCandidates(text, needle, compute);
+    return matches && wrap(matches);
+  };
+}
+
 t.test('a search reads no SKU record from the store', async (t) => {
   const { table } = await seededTable(t, 200);
   let reads = 0;
@@ -151,11 +160,8 @@ t.test('a word searched again, sorted by a stock count, lists none of its matche
   const { store, table } = await seededTable(t, 2000);
   // Counts the matches listed (in key order): what made a search cost a pass over all of them.
   let listed = 0;
-  const searchCandidates = table.searchCandidates.bind(table);
-  table.searchCandidates = (text, needle, compute) => {
-    const matches = searchCandidates(text, needle, compute);
-    return matches && { size: matches.size, has: (row) => matches.has(row), rows: () => (listed += matches.size, matches.rows()) };
-  };
+  // Without `ordered`: the page walks the SKUs in order and tests each against the matches.
+  wrapMatches(table, (matches) => ({ size: matches.size, has: (row) => matches.has(row), rows: () => (listed += matches.size, matches.rows()) }));
   const query = parseListQuery(SKU_FIELDS, { search: 'name:bolt', sort_by: '-total_quantity', size: '20' }, { maxPageSize: 1000, timeZone: 'UTC' });
   const page = executeList(SKU_FIELDS, table, query);
   t.equal(page.total, 500, 'every match counted');
@@ -173,11 +179,7 @@ t.test('a word searched again, sorted by a stock count, reads its page from its 
   const { store, table } = await seededTable(t, 2000);
   // Counts membership tests: walking every SKU in order tested ten for a hit of a word held by a tenth.
   let tested = 0;
-  const searchCandidates = table.searchCandidates.bind(table);
-  table.searchCandidates = (text, needle, compute) => {
-    const matches = searchCandidates(text, needle, compute);
-    return matches && { ...matches, has: (row) => (tested++, matches.has(row)) };
-  };
+  wrapMatches(table, (matches) => ({ ...matches, has: (row) => (tested++, matches.has(row)) }));
   const query = parseListQuery(SKU_FIELDS, { search: 'name:bolt', sort_by: '-total_quantity', size: '20' }, { maxPageSize: 1000, timeZone: 'UTC' });
   const page = executeList(SKU_FIELDS, table, query);
   t.equal(page.total, 500, 'every match counted');
