@@ -66,7 +66,7 @@ export class OpenWork {
   jobsWithStatus(status: JobStatus): readonly JobRecord[] {
     let list = this.byStatus.get(status);
     if (!list) {
-      list = [...this.jobsById.values()].filter((j) => j.status === status).sort((a, b) => compareKeys(a.id, b.id));
+      list = [...this.jobsByCreation(status)].sort((a, b) => compareKeys(a.id, b.id));
       this.byStatus.set(status, list);
     }
     return list;
