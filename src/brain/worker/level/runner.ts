@@ -15,7 +15,7 @@ import type { Cell, SiteLevel } from '../../../domain/site/load.js';
 import type { Logger } from '../../../log/logger.js';
 import type { Arrival, LevelMotion, Standing } from '../motion/motion.js';
 import { chargingOn } from '../policy/charging.js';
-import { dispatchOrder, type Decision } from '../policy/dispatch.js';
+import { dispatchOrder, notFoundAt, type Decision } from '../policy/dispatch.js';
 import { freeFor, freePort, key, nextForPort, stagePlace, stagedAt, started } from '../policy/places.js';
 import { recover, type Failure } from '../policy/recovery.js';
 import type { LevelSnapshot, RunnerState } from './snapshot.js';
@@ -166,7 +166,7 @@ export class LevelRunner implements RunnerState {
         if (!lifted.ok) {
           if (lifted.cause === 'no_carrier') this.notFound.set(carrier.id, carrier.updated_at);
           return this.failed(job, lifted.cause === 'no_carrier'
-            ? { cause: 'no_carrier', reason: `carrier ${carrier.id} was not found at ${carrier.x},${carrier.y}, where the store has it: put it back there by hand, then post the request again` }
+            ? { cause: 'no_carrier', reason: `carrier ${carrier.id} ${notFoundAt(carrier)}` }
             : lifted);
         }
       }

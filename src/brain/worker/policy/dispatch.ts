@@ -39,6 +39,11 @@ export type Decision =
   /** It cannot go on without a person (a carrier in front is not where the store has it): ABORTED for good, the reason says what to do. */
   | { kind: 'give_up'; job: JobRecord; reason: string };
 
+/** What a person reads when a bot found nothing to lift where the store has a carrier. */
+export function notFoundAt(place: { x: number; y: number }): string {
+  return `was not found at ${place.x},${place.y}, where the store has it: put it back there by hand, then post the request again`;
+}
+
 /**
  * Carriers leaving a balcony first (they free a position for the next), then priority (higher
  * first), then the request's arrival, then the job's own order.
@@ -164,7 +169,7 @@ function startBotJob(s: LevelSnapshot, job: JobRecord, pass: Pass): Decision {
       // Set aside again, it would be looked for where it is not, again and again.
       const lost = blocked.find((id) => s.missing(id));
       const at = lost === undefined ? undefined : s.carrier(lost);
-      if (at) return { kind: 'give_up', job, reason: `carrier ${lost} in front of ${c.id} was not found at ${at.x},${at.y}, where the store has it: put it back there by hand, then post the request again` };
+      if (at) return { kind: 'give_up', job, reason: `carrier ${lost} in front of ${c.id} ${notFoundAt(at)}` };
       const reason = `carriers in front in its lane: ${blocked.join(', ')}`;
       const still = blocked.filter((id) => !pass.claimedCarriers.has(id) && !carrierJobs(s).leaving.has(id));
       if (still.length === 0) return wait({ waiting_for: 'carriers_in_front', reason });
