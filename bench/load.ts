@@ -1,5 +1,5 @@
 // npm run bench:load [-- --skus 10000 --clients 200 --duration 30 --kind-seconds 3 --long 0
-//                        --links on --seed 1 --no-build --kinds-only
+//                        --links on --seed 1 --no-build --kinds-only --mix post_sku,sku_search
 //                        --node-flags="--cpu-prof --cpu-prof-dir=/tmp/p"]
 //
 // The API under the load of issue 22: many keep-alive HTTPS clients mixing the everyday calls
@@ -16,8 +16,9 @@
 //            by kind and overall, daemon CPU per request.
 //   kinds    each kind alone on 20 connections for --kind-seconds: daemon CPU ms per request of
 //            that kind (CPU of every daemon thread, from /proc/<pid>/stat).
-//   long     with --long N: N seconds more of the mix, then health, mix and kinds again, printed
-//            beside the first figures (how they change as SKUs and jobs grow).
+//   long     with --long N: N seconds more of the mix (a line of figures a minute), then health,
+//            mix and kinds again, printed beside the first figures (how they change as SKUs and
+//            jobs grow). --mix narrows the mix to some kinds, to find the one whose cost grows.
 //
 // With --kinds-only, the kinds phase alone runs right after the start, warm connections first:
 // the reads then see the store at its seeded size (the mix's POST /sku adds thousands of SKUs),
@@ -47,6 +48,8 @@ const { values: args } = parseArgs({
     seed: { type: 'string', default: String(Date.now() % 100000) },
     'no-build': { type: 'boolean', default: false },
     'kinds-only': { type: 'boolean', default: false },
+    // Only these kinds (comma-separated) in the mix: to see which one's cost grows in --long.
+    mix: { type: 'string' },
     // Extra flags for the measured daemon (a CPU profile of its threads, say), not for the seeding start.
     'node-flags': { type: 'string' },
   },
@@ -109,7 +112,8 @@ const KINDS: Record<string, () => Call> = {
   },
   patch_setting: () => ({ method: 'PATCH', path: '/api/v2/settings/events.retentionDays', body: { value_json: 30 + Math.floor(random() * 5) }, ok: [200] }),
 };
-const KIND_NAMES = Object.keys(KINDS);
+const KIND_NAMES = args.mix ? args.mix.split(',') : Object.keys(KINDS);
+for (const kind of KIND_NAMES) if (!KINDS[kind]) throw new Error(`--mix: no kind ${kind} (kinds: ${Object.keys(KINDS).join(', ')})`);
 
 // ------------------------------------------------------------------ the daemon
 
@@ -184,6 +188,19 @@ function cpuMs(pid: number, main = false): number {
   const stat = readFileSync(main ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+}
+
+/** The main thread's CPU milliseconds in the kernel (stime): commits' page faults and fsync calls. */
+function sysMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[12]) * TICK_MS;
+}
+
+/** Resident memory of the heap and other private memory, and of mapped files (LMDB's store), in MiB. */
+function rssParts(pid: number): { anon: number; file: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN) / 1024;
+  return { anon: kb('RssAnon'), file: kb('RssFile') + kb('RssShmem') };
 }
 
 function rssMiB(pid: number): number {
@@ -413,7 +430,16 @@ async function fullRun(d: Daemon): Promise<void> {
   const first = await measure(d, mixClients);
   const columns = [{ title: 'first', f: first }];
   if (LONG_MS > 0) {
-    await drive(mixClients, LONG_MS, mixNext);
+    // A line a minute: where in the long phase a cost starts to grow.
+    for (let done = 0; done < LONG_MS; done += 60_000) {
+      const pid = d.child.pid!;
+      const main0 = cpuMs(pid, true);
+      const sys0 = sysMs(pid);
+      const all0 = cpuMs(pid);
+      const ms = Math.min(60_000, LONG_MS - done);
+      const n = (await drive(mixClients, ms, mixNext)).length;
+      console.log(`long +${((done + ms) / 1000).toFixed(0)} s: ${(n / (ms / 1000)).toFixed(0)} req/s, daemon ${((cpuMs(pid) - all0) / n).toFixed(3)} ms/req, main thread ${((cpuMs(pid, true) - main0) / n).toFixed(3)} ms/req (${((sysMs(pid) - sys0) / n).toFixed(3)} in the kernel); ${await count(d, 'skus')} SKUs, ${await count(d, 'jobs')} jobs, RSS ${rssMiB(pid).toFixed(0)} MiB (${rssParts(pid).file.toFixed(0)} of mapped files)`);
+    }
     columns.push({ title: `after ${LONG_MS / 1000} s more`, f: await measure(d, mixClients) });
   }
   for (const c of mixClients) c.close();
