@@ -13,7 +13,7 @@
  * until its page is full (`ordered`) instead of sorting every SKU or every match of its
  * search: about 20 rows read for a page of 20, at 1,000 SKUs as at 10,000 (issue 22).
  */
-import { OrderedIndex, SubstringIndex, type GatheredRows, type ListSource, type SearchMatches } from '../list/index.js';
+import { OrderedIndex, SortedChunks, SubstringIndex, type GatheredRows, type ListSource, type SearchMatches } from '../list/index.js';
 import type { CommitNotice, Store } from '../../store/store.js';
 import { compareKeys } from '../../store/collection.js';
 import { skus, type SkuRecord } from './records.js';
@@ -44,8 +44,8 @@ const ORDERED_FIELDS = new Set<string>(['total_quantity', 'max_quantity', 'load_
 export class SkuTable implements ListSource<SkuRecord> {
   readonly rowsImmutable = true;
   private readonly byId = new Map<string, SkuRecord>();
-  /** Ids in the store's key order (UTF-8 byte order, as LMDB sorts them). */
-  private ids: string[] = [];
+  /** Ids in the store's key order (UTF-8 byte order, as LMDB sorts them), in chunks: a new id moves one chunk, not every id after it. */
+  private readonly ids = new SortedChunks<string>(compareKeys);
   /** The rows in key order, rebuilt on the first read after a change. */
   private rows: SkuRecord[] | undefined;
   /** Ids per measurement unit, in key order once asked for. */
@@ -61,11 +61,13 @@ export class SkuTable implements ListSource<SkuRecord> {
 
   /** Reads every SKU of the store and follows its commits from then on. */
   constructor(private readonly store: Store) {
+    const ids: string[] = [];
     for (const sku of store.collection(skus).scan()) {
       this.byId.set(sku.id, sku);
-      this.ids.push(sku.id);
+      ids.push(sku.id);
       this.unitOf(sku.measurement_unit).ids.add(sku.id);
     }
+    this.ids.load(ids);
     this.stop = store.onCommit((notice) => this.apply(notice));
   }
 
@@ -115,7 +117,11 @@ export class SkuTable implements ListSource<SkuRecord> {
   }
 
   scan(): readonly SkuRecord[] {
-    this.rows ??= this.ids.map((id) => this.byId.get(id)!);
+    if (this.rows === undefined) {
+      const rows: SkuRecord[] = [];
+      for (const part of this.ids.parts) for (const id of part) rows.push(this.byId.get(id)!);
+      this.rows = rows;
+    }
     return this.rows;
   }
 
@@ -170,14 +176,17 @@ export class SkuTable implements ListSource<SkuRecord> {
   private inKeyOrder(ids: ReadonlySet<string>): SkuRecord[] {
     let ordered: string[];
     // Sorting a few beats a pass over every id.
-    if (ids.size * 8 < this.ids.length) ordered = [...ids].sort(compareKeys);
-    else ordered = this.ids.filter((id) => ids.has(id));
+    if (ids.size * 8 < this.ids.size) ordered = [...ids].sort(compareKeys);
+    else {
+      ordered = [];
+      for (const part of this.ids.parts) for (const id of part) if (ids.has(id)) ordered.push(id);
+    }
     return ordered.map((id) => this.byId.get(id)!);
   }
 
   /** The SKU's place in key order (the list engine's tie order when it sorts rows itself). */
   rank(row: SkuRecord): number {
-    return insertionPoint(this.ids, row.id);
+    return this.ids.rank(row.id);
   }
 
   ordered(field: string, descending: boolean): Iterable<readonly SkuRecord[]> | undefined {
@@ -212,14 +221,14 @@ export class SkuTable implements ListSource<SkuRecord> {
         }
       }
       if (now) {
-        if (!before) this.ids.splice(insertionPoint(this.ids, id), 0, id);
+        if (!before) this.ids.insert(id);
         this.byId.set(id, now);
         this.unitOf(now.measurement_unit).ids.add(id);
         this.invalidateUnit(now.measurement_unit);
       } else if (before) {
         // SKUs are deleted softly; a record gone from the store (a restore) leaves here too.
         this.byId.delete(id);
-        this.ids.splice(insertionPoint(this.ids, id), 1);
+        this.ids.remove(id);
       }
       if (now) for (const order of this.orders.values()) order.add(now);
     }
@@ -241,16 +250,4 @@ export class SkuTable implements ListSource<SkuRecord> {
 /** An empty index of SKUs in the order of `field`, ties in key order. */
 function orderedBy(field: OrderedField): OrderedIndex<SkuRecord> {
   return new OrderedIndex<SkuRecord>((row) => row[field], (a, b) => compareKeys(a.id, b.id));
-}
-
-/** First position in the key-ordered `ids` not before `id`. */
-function insertionPoint(ids: readonly string[], id: string): number {
-  let lo = 0;
-  let hi = ids.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (compareKeys(ids[mid]!, id) < 0) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }

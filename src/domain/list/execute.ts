@@ -144,25 +144,42 @@ function orderedPage<T>(
   const items: T[] = [];
   let passed = 0;
   let read = 0;
-  for (const run of runs) {
-    if (rest.length === 0) {
+  if (rest.length === 0) {
+    for (const run of runs) {
       for (const row of run) {
         if (++read > budget) return { rowsRead, rows };
         if (!keep(row)) continue;
         if (passed >= start) items.push(row);
         if (++passed >= end) return { items, total };
       }
-      continue;
     }
-    // More sort keys: order this run's matches by them. A run is in rank order, so ties in
-    // the rest of the keys keep it.
-    read += run.length;
-    if (read > budget) return { rowsRead, rows };
-    const hits = run.filter(keep);
+    return { items, total };
+  }
+  // More sort keys: order the matches of each first-key value by them. A value's rows may
+  // come in several runs one after the other (an OrderedIndex's chunks): they are gathered
+  // until the value changes. Runs are in rank order, so ties in the rest of the keys keep it.
+  const first = table[query.sort[0]!.field]!;
+  const firstName = query.sort[0]!.field;
+  let hits: T[] = [];
+  let value: unknown;
+  const flush = (): void => {
     if (passed + hits.length > start) items.push(...sortedPage(table, hits, rest, Math.max(0, start - passed), end - passed));
     passed += hits.length;
-    if (passed >= end) return { items, total };
+    hits = [];
+  };
+  for (const run of runs) {
+    if (run.length === 0) continue;
+    read += run.length;
+    if (read > budget) return { rowsRead, rows };
+    const runValue = valueOf(first, firstName, run[0]!);
+    if (runValue !== value) {
+      flush();
+      if (passed >= end) return { items, total };
+      value = runValue;
+    }
+    for (const row of run) if (keep(row)) hits.push(row);
   }
+  flush();
   return { items, total };
 }
 

@@ -1,3 +1,5 @@
+import { SortedChunks } from './sorted-chunks.js';
+
 /**
  * Rows kept in the order of a numeric key, ties in a second order (the source's store
  * order), so that a list sorted by that key finds its first page by reading rows in order
@@ -5,25 +7,31 @@
  *
  * Rows of one key value form a run kept in tie order; the distinct keys are kept sorted. A
  * site's key (the inventory view's `eta`) has a few hundred distinct values, so runs hold
- * hundreds of rows and an update is two binary searches and an array splice. The tie order is
- * a comparison, not a position: a position (an SKU's place among 150,000 ids) cost a binary
- * search of its own at each step of the run's (issue 22). The owner must remove a row before
- * its key or tie order changes and add it again after.
+ * hundreds of rows; an SKU's stock count is 0 for most SKUs, so one run holds nearly all of
+ * them. A run is held in chunks (SortedChunks): an update is a few binary searches and the
+ * splice of one chunk, however long the run. The tie order is a comparison, not a position: a
+ * position (an SKU's place among 150,000 ids) cost a binary search of its own at each step of
+ * the run's (issue 22). The owner must remove a row before its key or tie order changes and
+ * add it again after.
  */
 export class OrderedIndex<T> {
   /** Rows by key, each run in tie order. */
-  private readonly runs = new Map<number, T[]>();
+  private readonly runs = new Map<number, SortedChunks<T>>();
   /** The distinct keys, ascending. */
   private readonly keys: number[] = [];
   /** Rows without a key (null or undefined), in tie order. */
-  private missing: T[] = [];
+  private missing: SortedChunks<T>;
   private count = 0;
 
   constructor(
     private readonly key: (row: T) => number | null | undefined,
     /** Negative when `a` comes before `b` among rows of one key; never 0 for two rows held. */
     private readonly tie: (a: T, b: T) => number,
-  ) {}
+    /** Rows a chunk of a run holds at most (small in tests, so that runs span chunks). */
+    private readonly chunk = 512,
+  ) {
+    this.missing = new SortedChunks(tie, chunk);
+  }
 
   /** Number of rows held. */
   get size(): number {
@@ -35,12 +43,10 @@ export class OrderedIndex<T> {
     const k = this.keyOf(row);
     let run = k === null ? this.missing : this.runs.get(k);
     if (run === undefined) {
-      this.runs.set(k!, (run = []));
+      this.runs.set(k!, (run = new SortedChunks(this.tie, this.chunk)));
       this.keys.splice(lowerBound(this.keys, k!), 0, k!);
     }
-    // New rows come last in the store's order: appending is the common case.
-    if (run.length === 0 || this.tie(run[run.length - 1]!, row) < 0) run.push(row);
-    else run.splice(this.tieIndex(run, row), 0, row);
+    run.insert(row);
     this.count++;
   }
 
@@ -48,12 +54,9 @@ export class OrderedIndex<T> {
   remove(row: T): boolean {
     const k = this.keyOf(row);
     const run = k === null ? this.missing : this.runs.get(k);
-    if (run === undefined) return false;
-    const i = this.tieIndex(run, row);
-    if (run[i] !== row) return false;
-    run.splice(i, 1);
+    if (run === undefined || !run.remove(row)) return false;
     this.count--;
-    if (run.length === 0 && k !== null) {
+    if (run.size === 0 && k !== null) {
       this.runs.delete(k);
       this.keys.splice(lowerBound(this.keys, k), 1);
     }
@@ -64,50 +67,53 @@ export class OrderedIndex<T> {
   load(rows: Iterable<T>): void {
     this.runs.clear();
     this.keys.length = 0;
-    this.missing = [];
     this.count = 0;
+    const byKey = new Map<number | null, T[]>();
     let last: T | undefined;
     for (const row of rows) {
       if (last !== undefined && !(this.tie(last, row) < 0)) throw new Error('OrderedIndex.load: rows are not in tie order');
       last = row;
       const k = this.keyOf(row);
-      let run = k === null ? this.missing : this.runs.get(k);
-      if (run === undefined) this.runs.set(k!, (run = []));
+      let run = byKey.get(k);
+      if (run === undefined) byKey.set(k, (run = []));
       run.push(row);
       this.count++;
+    }
+    this.missing = new SortedChunks(this.tie, this.chunk);
+    for (const [k, rows] of byKey) {
+      const run = k === null ? this.missing : new SortedChunks(this.tie, this.chunk);
+      run.load(rows);
+      if (k !== null) this.runs.set(k, run);
     }
     this.keys.push(...this.runs.keys());
     this.keys.sort((a, b) => a - b);
   }
 
   /**
-   * The rows as runs of equal key, each run in tie order: ascending keys with the rows
-   * without a key last, or descending keys with those rows first (the order the list engine
-   * sorts in). `group`, non-decreasing in the key (e.g. Math.round), joins the runs of keys it
-   * maps to one value into one run. The runs are the index's own arrays: read them before
-   * the next change.
+   * The rows in runs, each in tie order: ascending keys with the rows without a key last, or
+   * descending keys with those rows first (the order the list engine sorts in). The rows of
+   * one key may come in several runs one after the other (its chunks); never two keys in one
+   * run. `group`, non-decreasing in the key (e.g. Math.round), joins the rows of keys it maps
+   * to one value into one run. The runs are the index's own arrays: read them before the
+   * next change.
    */
   *ordered(descending: boolean, group?: (key: number) => number): Generator<readonly T[]> {
-    if (descending && this.missing.length > 0) yield this.missing;
+    if (descending) yield* this.missing.parts;
     const n = this.keys.length;
     const at = (j: number): number => this.keys[descending ? n - 1 - j : j]!;
     for (let j = 0; j < n; j++) {
       const run = this.runs.get(at(j))!;
-      if (group === undefined) {
-        yield run;
+      if (group === undefined || j + 1 === n || group(at(j + 1)) !== group(at(j))) {
+        yield* run.parts;
         continue;
       }
-      // Keys that `group` maps to one value are adjacent: join their runs, in tie order.
+      // Keys that `group` maps to one value are adjacent: join their rows, in tie order.
       const g = group(at(j));
-      let joined: T[] | undefined;
-      while (j + 1 < n && group(at(j + 1)) === g) {
-        joined ??= [...run];
-        joined.push(...this.runs.get(at(++j))!);
-      }
-      if (joined !== undefined) joined.sort(this.tie);
-      yield joined ?? run;
+      const joined = run.toArray();
+      while (j + 1 < n && group(at(j + 1)) === g) for (const part of this.runs.get(at(++j))!.parts) joined.push(...part);
+      yield joined.sort(this.tie);
     }
-    if (!descending && this.missing.length > 0) yield this.missing;
+    if (!descending) yield* this.missing.parts;
   }
 
   private keyOf(row: T): number | null {
@@ -116,18 +122,6 @@ export class OrderedIndex<T> {
     // A NaN key would sort nowhere; the engine's own sort has no place for it either.
     if (Number.isNaN(k)) throw new Error('OrderedIndex: a key is NaN');
     return k;
-  }
-
-  /** First position in `run` not before `row` in tie order. */
-  private tieIndex(run: readonly T[], row: T): number {
-    let lo = 0;
-    let hi = run.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.tie(run[mid]!, row) < 0) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
   }
 }
 
