@@ -1,6 +1,7 @@
 // npm run bench:load [-- --skus 10000 --clients 200 --duration 30 --kind-seconds 3 --long 0
 //                        --links on --seed 1 --no-build --kinds-only --mix post_sku,sku_search
-//                        --node-flags="--cpu-prof --cpu-prof-dir=/tmp/p"]
+//                        --node-flags="--cpu-prof --cpu-prof-dir=/tmp/p"
+//                        --node-flags=--trace-gc --daemon-out /tmp/gc.txt]
 //
 // The API under the load of issue 22: many keep-alive HTTPS clients mixing the everyday calls
 // against the demo daemon (dist/main.js, a child process on a fresh state directory), with the
@@ -29,7 +30,7 @@
 // which SKU) comes from --seed.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
@@ -52,6 +53,8 @@ const { values: args } = parseArgs({
     mix: { type: 'string' },
     // Extra flags for the measured daemon (a CPU profile of its threads, say), not for the seeding start.
     'node-flags': { type: 'string' },
+    // The measured daemon's own lines that are not its log's JSON (what --trace-gc prints) go to this file.
+    'daemon-out': { type: 'string' },
   },
 });
 const SKUS = Number(args.skus);
@@ -144,7 +147,9 @@ async function startDaemon(flags: string[] = []): Promise<Daemon> {
         try {
           const rec = JSON.parse(line) as { msg?: string; port?: number };
           if (rec.msg === 'HTTPS API listening') resolve(Number(rec.port));
-        } catch { /* not JSON */ }
+        } catch {
+          if (flags.length > 0 && args['daemon-out']) appendFileSync(args['daemon-out'], `${(performance.now() / 1000).toFixed(1)} ${line}\n`);
+        }
       }
     });
     child.once('exit', (code) => reject(new Error(`daemon exited with ${code} before listening`)));
