@@ -5,7 +5,7 @@
 // heap is quiet and while other code allocates and keeps objects (as under the API's load,
 // when the garbage collector marks most of the time). Prints µs an insert and the ratio.
 import { parseArgs } from 'node:util';
-import { SortedChunks } from '../src/domain/list/sorted-chunks.js';
+import { lowerBound, SortedChunks } from '../src/domain/list/sorted-chunks.js';
 import { compareKeys } from '../src/store/collection.js';
 
 const { values: args } = parseArgs({ options: { ids: { type: 'string', default: '200000' }, ms: { type: 'string', default: '1000' } } });
@@ -33,16 +33,7 @@ function measure(insert: (id: string) => void, pressure: boolean): number {
 }
 
 const array = [...start];
-const spliced = (id: string) => {
-  let lo = 0;
-  let hi = array.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (compareKeys(array[mid]!, id) < 0) lo = mid + 1;
-    else hi = mid;
-  }
-  array.splice(lo, 0, id);
-};
+const spliced = (id: string) => array.splice(lowerBound(array, id, compareKeys), 0, id);
 const chunks = new SortedChunks<string>(compareKeys);
 chunks.load(start);
 const chunked = (id: string) => chunks.insert(id);

@@ -132,7 +132,7 @@ export class SortedChunks<T> {
 }
 
 /** First position in the sorted `xs` not before `x`. */
-function lowerBound<T>(xs: readonly T[], x: T, compare: (a: T, b: T) => number): number {
+export function lowerBound<T>(xs: readonly T[], x: T, compare: (a: T, b: T) => number): number {
   let lo = 0;
   let hi = xs.length;
   while (lo < hi) {
