@@ -3,6 +3,7 @@
  * through `write`, which commits atomically and resolves only once the commit is on disk,
  * so an acknowledged change survives `kill -9` and power loss.
  */
+import './string-decoding.js';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
