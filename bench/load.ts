@@ -187,25 +187,20 @@ async function seedSkus(total: number): Promise<void> {
 
 /**
  * CPU milliseconds every thread of a process has used (utime + stime), or with `main` its main
- * thread alone (the JS event loop that serves the API; its task id is the pid).
+ * thread alone (the JS event loop that serves the API; its task id is the pid); with `kernel`,
+ * the stime alone (commits' page faults and fsync calls).
  */
-function cpuMs(pid: number, main = false): number {
+function cpuMs(pid: number, main = false, kernel = false): number {
   const stat = readFileSync(main ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+  return ((kernel ? 0 : Number(fields[11])) + Number(fields[12])) * TICK_MS;
 }
 
-/** The main thread's CPU milliseconds in the kernel (stime): commits' page faults and fsync calls. */
-function sysMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
-  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[12]) * TICK_MS;
-}
-
-/** Resident memory of the heap and other private memory, and of mapped files (LMDB's store), in MiB. */
-function rssParts(pid: number): { anon: number; file: number } {
+/** Resident memory of mapped files (LMDB's store) and shared memory, in MiB. */
+function mappedMiB(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN) / 1024;
-  return { anon: kb('RssAnon'), file: kb('RssFile') + kb('RssShmem') };
+  return kb('RssFile') + kb('RssShmem');
 }
 
 function rssMiB(pid: number): number {
@@ -439,11 +434,11 @@ async function fullRun(d: Daemon): Promise<void> {
     for (let done = 0; done < LONG_MS; done += 60_000) {
       const pid = d.child.pid!;
       const main0 = cpuMs(pid, true);
-      const sys0 = sysMs(pid);
+      const sys0 = cpuMs(pid, true, true);
       const all0 = cpuMs(pid);
       const ms = Math.min(60_000, LONG_MS - done);
       const n = (await drive(mixClients, ms, mixNext)).length;
-      console.log(`long +${((done + ms) / 1000).toFixed(0)} s: ${(n / (ms / 1000)).toFixed(0)} req/s, daemon ${((cpuMs(pid) - all0) / n).toFixed(3)} ms/req, main thread ${((cpuMs(pid, true) - main0) / n).toFixed(3)} ms/req (${((sysMs(pid) - sys0) / n).toFixed(3)} in the kernel); ${await count(d, 'skus')} SKUs, ${await count(d, 'jobs')} jobs, RSS ${rssMiB(pid).toFixed(0)} MiB (${rssParts(pid).file.toFixed(0)} of mapped files)`);
+      console.log(`long +${((done + ms) / 1000).toFixed(0)} s: ${(n / (ms / 1000)).toFixed(0)} req/s, daemon ${((cpuMs(pid) - all0) / n).toFixed(3)} ms/req, main thread ${((cpuMs(pid, true) - main0) / n).toFixed(3)} ms/req (${((cpuMs(pid, true, true) - sys0) / n).toFixed(3)} in the kernel); ${await count(d, 'skus')} SKUs, ${await count(d, 'jobs')} jobs, RSS ${rssMiB(pid).toFixed(0)} MiB (${mappedMiB(pid).toFixed(0)} of mapped files)`);
     }
     columns.push({ title: `after ${LONG_MS / 1000} s more`, f: await measure(d, mixClients) });
   }
