@@ -454,6 +454,34 @@ t.test('SubstringIndex: exactly the keys whose text holds the needle, through se
   t.pass('1000 random indexes agree with a scan');
 });
 
+t.test('SubstringIndex: with hundreds of keys (postings and answers that become bitmaps), renames back and forth agree with a scan', async (t) => {
+  // Short texts of two letters: most trigrams are held by a share of the keys large enough
+  // for a bitmap, and a key renamed leaves and joins them again and again.
+  const text = fc.stringMatching(/^[ab]{3,7}$/);
+  const step = fc.record({ key: fc.integer({ min: 0, max: 299 }), text: fc.option(text, { nil: undefined, freq: 10 }) });
+  const needle = fc.stringMatching(/^[ab]{3,5}$/);
+  let answers = 0;
+  fc.assert(fc.property(fc.array(step, { minLength: 300, maxLength: 1500 }), fc.array(needle, { minLength: 1, maxLength: 6 }), (steps, needles) => {
+    const index = new SubstringIndex<number>(4);
+    const texts = new Map<number, string>();
+    for (const [i, s] of steps.entries()) {
+      index.set(s.key, s.text);
+      if (s.text === undefined) texts.delete(s.key);
+      else texts.set(s.key, s.text);
+      if (i % 100 !== 99 && i !== steps.length - 1) continue;
+      for (const n of needles) {
+        const want = [...texts].filter(([, v]) => v.includes(n)).map(([k]) => k).sort((a, b) => a - b);
+        const got = index.holding(n)!;
+        if ([...got].sort((a, b) => a - b).join() !== want.join() || got.size !== want.length) return false;
+        for (let k = 0; k < 300; k++) if (got.has(k) !== want.includes(k)) return false;
+        answers++;
+      }
+    }
+    return true;
+  }), { numRuns: 60 });
+  t.ok(answers > 500, `${answers} answers agreed with a scan, their size and has too`);
+});
+
 t.test('OrderedIndex: runs in key order, ties in tie order, through adds, key changes and removals', async (t) => {
   type Item = { k: number | null; r: number };
   const key = fc.option(fc.constantFrom(1.2, 1.4, 2.5, 3.4, 3.5, 7, 0), { nil: null });

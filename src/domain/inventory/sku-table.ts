@@ -13,7 +13,7 @@
  * until its page is full (`ordered`) instead of sorting every SKU or every match of its
  * search: about 20 rows read for a page of 20, at 1,000 SKUs as at 10,000 (issue 22).
  */
-import { OrderedIndex, SortedChunks, SubstringIndex, type GatheredRows, type ListSource, type SearchMatches } from '../list/index.js';
+import { OrderedIndex, SortedChunks, SubstringIndex, type GatheredRows, type KeysHolding, type ListSource, type SearchMatches } from '../list/index.js';
 import type { CommitNotice, Store } from '../../store/store.js';
 import { compareKeys } from '../../store/collection.js';
 import { skus, type SkuRecord } from './records.js';
@@ -173,7 +173,7 @@ export class SkuTable implements ListSource<SkuRecord> {
   }
 
   /** The SKUs of `ids` in key order, as scan() gives them. */
-  private inKeyOrder(ids: ReadonlySet<string>): SkuRecord[] {
+  private inKeyOrder(ids: KeysHolding<string>): SkuRecord[] {
     let ordered: string[];
     // Sorting a few beats a pass over every id.
     if (ids.size * 8 < this.ids.size) ordered = [...ids].sort(compareKeys);
@@ -209,9 +209,10 @@ export class SkuTable implements ListSource<SkuRecord> {
       const now = this.store.collection(skus).get(id);
       // Out of the orders under its old values; back in under its new ones.
       if (before) for (const order of this.orders.values()) order.remove(before);
-      if (before) this.byUnit.get(before.measurement_unit)?.ids.delete(id);
-      if (before && this.byUnit.get(before.measurement_unit)?.ids.size === 0) this.byUnit.delete(before.measurement_unit);
-      this.invalidateUnit(before?.measurement_unit);
+      // A unit that stays stays untouched: a Set walks the chain of every earlier delete of a
+      // key when it is added again, and the demo's unit holds nearly every SKU.
+      const unitChanged = before?.measurement_unit !== now?.measurement_unit;
+      if (before && unitChanged) this.leaveUnit(id, before.measurement_unit);
       for (const { index, compute, orders } of this.substrings.values()) {
         const text = now && compute(now);
         index.set(id, text);
@@ -223,8 +224,7 @@ export class SkuTable implements ListSource<SkuRecord> {
       if (now) {
         if (!before) this.ids.insert(id);
         this.byId.set(id, now);
-        this.unitOf(now.measurement_unit).ids.add(id);
-        this.invalidateUnit(now.measurement_unit);
+        if (unitChanged) this.joinUnit(id, now.measurement_unit);
       } else if (before) {
         // SKUs are deleted softly; a record gone from the store (a restore) leaves here too.
         this.byId.delete(id);
@@ -241,9 +241,18 @@ export class SkuTable implements ListSource<SkuRecord> {
     return entry;
   }
 
-  private invalidateUnit(unit: string | undefined): void {
-    const entry = unit === undefined ? undefined : this.byUnit.get(unit);
-    if (entry) entry.sorted = undefined;
+  private joinUnit(id: string, unit: string): void {
+    const entry = this.unitOf(unit);
+    entry.ids.add(id);
+    entry.sorted = undefined;
+  }
+
+  private leaveUnit(id: string, unit: string): void {
+    const entry = this.byUnit.get(unit);
+    if (!entry) return;
+    entry.ids.delete(id);
+    entry.sorted = undefined;
+    if (entry.ids.size === 0) this.byUnit.delete(unit);
   }
 }
 

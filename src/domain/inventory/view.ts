@@ -409,7 +409,7 @@ export class InventoryView implements ListSource<InventoryRow> {
   /** Puts a changed copy where a row was (indexes, eta order, its carrier's list); an older copy is left alone. */
   private replace(old: InventoryRow, next: InventoryRow): void {
     if (this.rows.get(old.id) !== old) return;
-    this.unindex(old);
+    this.unindex(old, next);
     this.rows.set(next.id, next);
     this.index(next);
     const list = old.carrier_id === null ? undefined : this.byCarrier.get(old.carrier_id);
@@ -422,7 +422,7 @@ export class InventoryView implements ListSource<InventoryRow> {
     const old = this.rows.get(row.id);
     if (old) {
       row.seq = old.seq;
-      this.unindex(old);
+      this.unindex(old, row);
     } else row.seq = this.nextSeq++;
     this.rows.set(row.id, row);
     this.index(row);
@@ -443,10 +443,13 @@ export class InventoryView implements ListSource<InventoryRow> {
     if (!this.building) this.etaOrder.add(row);
   }
 
-  private unindex(row: InventoryRow): void {
+  /** Takes a row out of the indexes; `next`, the row about to take its place, if any. */
+  private unindex(row: InventoryRow, next?: InventoryRow): void {
     if (row.sku_id !== null) this.bySku.get(row.sku_id)?.delete(row);
     this.byLevel.get(row.level_id)?.delete(row);
-    if (row.box_id !== null && this.byBox.get(row.box_id) === row) this.byBox.delete(row.box_id);
+    // A box that keeps its row is overwritten, not deleted and added: a Map walks the chain of
+    // every earlier delete of a key when it is added again (issue 22).
+    if (row.box_id !== null && row.box_id !== next?.box_id && this.byBox.get(row.box_id) === row) this.byBox.delete(row.box_id);
     if (!this.building) this.etaOrder.remove(row);
   }
 }

@@ -6,5 +6,5 @@ export { parseSearch } from './search.js';
 export { executeList, type OrderPlan } from './execute.js';
 export { OrderedIndex } from './ordered-index.js';
 export { SortedChunks } from './sorted-chunks.js';
-export { SubstringIndex } from './substring-index.js';
+export { SubstringIndex, type KeysHolding } from './substring-index.js';
 export { collectionSource } from './collection-source.js';

@@ -1,3 +1,11 @@
+import { NumberSet } from './number-set.js';
+
+/** The keys a substring index holds for a needle: read it before the index's next change. */
+export interface KeysHolding<K> extends Iterable<K> {
+  readonly size: number;
+  has(key: K): boolean;
+}
+
 /**
  * Which rows' texts hold a needle, by the trigrams (runs of three characters) of their texts:
  * a substring search then tests only the rows that hold every trigram of its needle, not every
@@ -8,78 +16,120 @@
  * integration asks for the same few words again and again, and an answer found anew costs a
  * pass over all its matches (12 ms for "bolt" in 61,000 SKUs), where a kept one costs nothing
  * however many rows it holds (issue 22: a request's cost flat as the data grows).
+ *
+ * Each key is given a number for as long as it has a text, and the postings and answers hold
+ * numbers in NumberSets: a trigram nearly every text holds becomes a bitmap, where a key
+ * renamed back and forth costs the same at 400,000 keys as at 20,000.
  */
 export class SubstringIndex<K> {
-  /** Keys whose text holds each trigram. */
-  private readonly postings = new Map<string, Set<K>>();
-  /** The text each key was indexed with, to take it out again. */
-  private readonly texts = new Map<K, string>();
-  /** The keys holding each needle asked lately, least recently asked first. */
-  private readonly answers = new Map<string, Set<K>>();
+  /** Numbers whose text holds each trigram. */
+  private readonly postings = new Map<string, NumberSet>();
+  /** Each key's number, kept while the key has a text. */
+  private readonly numbers = new Map<K, number>();
+  /** By number: the key, and the text it was indexed with (to take it out again). */
+  private readonly keys: (K | undefined)[] = [];
+  private readonly texts: (string | undefined)[] = [];
+  /** Numbers of keys taken out, given again first so that the bitmaps stay short. */
+  private readonly free: number[] = [];
+  /** The numbers holding each needle asked lately, least recently asked first. */
+  private readonly answers = new Map<string, { numbers: NumberSet; keys: KeysHolding<K> }>();
 
   /** `kept`: how many needles' answers are kept (each costs an `includes` per text set). */
   constructor(private readonly kept = 64) {}
 
   /** Indexes `key` with `text`, replacing its earlier text; undefined takes it out. */
   set(key: K, text: string | undefined): void {
-    const before = this.texts.get(key);
+    let n = this.numbers.get(key);
+    const before = n === undefined ? undefined : this.texts[n];
     if (before === text) return;
-    if (before !== undefined) {
-      for (const gram of trigrams(before)) {
-        const keys = this.postings.get(gram)!;
-        keys.delete(key);
-        if (keys.size === 0) this.postings.delete(gram);
-      }
-      this.texts.delete(key);
+    if (n === undefined) {
+      n = this.free.pop() ?? this.keys.length;
+      this.numbers.set(key, n);
+      this.keys[n] = key;
     }
-    for (const [needle, keys] of this.answers) {
-      if (text !== undefined && text.includes(needle)) keys.add(key);
-      else keys.delete(key);
+    // Only the trigrams that change: one the old and new text share stays as it is.
+    const gone = before === undefined ? EMPTY : trigrams(before);
+    const come = text === undefined ? EMPTY : trigrams(text);
+    for (const gram of gone) {
+      if (come.has(gram)) continue;
+      const numbers = this.postings.get(gram)!;
+      numbers.delete(n);
+      if (numbers.size === 0) this.postings.delete(gram);
     }
-    if (text === undefined) return;
-    this.texts.set(key, text);
-    for (const gram of trigrams(text)) {
-      let keys = this.postings.get(gram);
-      if (!keys) this.postings.set(gram, (keys = new Set()));
-      keys.add(key);
+    for (const gram of come) {
+      if (gone.has(gram)) continue;
+      let numbers = this.postings.get(gram);
+      if (!numbers) this.postings.set(gram, (numbers = new NumberSet()));
+      numbers.add(n);
+    }
+    for (const [needle, { numbers }] of this.answers) {
+      if (text !== undefined && text.includes(needle)) numbers.add(n);
+      else numbers.delete(n);
+    }
+    this.texts[n] = text;
+    if (text === undefined) {
+      this.numbers.delete(key);
+      this.keys[n] = undefined;
+      this.free.push(n);
     }
   }
 
   /**
    * Keys whose text holds `needle`, in no order; undefined when the needle is shorter than
-   * three characters. The set is this index's own, kept current by `set`: read it before
-   * the next change, never write to it.
+   * three characters. The answer is this index's own, kept current by `set`: read it before
+   * the next change.
    */
-  holding(needle: string): ReadonlySet<K> | undefined {
+  holding(needle: string): KeysHolding<K> | undefined {
     const kept = this.answers.get(needle);
     if (kept) {
       this.answers.delete(needle);
       this.answers.set(needle, kept);
-      return kept;
+      return kept.keys;
     }
-    const found = this.find(needle);
-    if (found === undefined) return undefined;
+    const numbers = this.find(needle);
+    if (numbers === undefined) return undefined;
     if (this.answers.size >= this.kept) this.answers.delete(this.answers.keys().next().value!);
-    this.answers.set(needle, found);
-    return found;
+    const answer = { numbers, keys: this.keysOf(numbers) };
+    this.answers.set(needle, answer);
+    return answer.keys;
   }
 
-  private find(needle: string): Set<K> | undefined {
+  private find(needle: string): NumberSet | undefined {
     const grams = trigrams(needle);
     if (grams.size === 0) return undefined;
-    const lists: Set<K>[] = [];
+    const lists: NumberSet[] = [];
     for (const gram of grams) {
-      const keys = this.postings.get(gram);
-      if (!keys) return new Set();
-      lists.push(keys);
+      const numbers = this.postings.get(gram);
+      if (!numbers) return new NumberSet();
+      lists.push(numbers);
     }
     lists.sort((a, b) => a.size - b.size);
-    const [smallest, ...others] = lists as [Set<K>, ...Set<K>[]];
-    const out = new Set<K>();
-    for (const key of smallest) if (others.every((keys) => keys.has(key)) && this.texts.get(key)!.includes(needle)) out.add(key);
+    const [smallest, ...others] = lists as [NumberSet, ...NumberSet[]];
+    const out = new NumberSet();
+    for (const n of smallest) if (others.every((numbers) => numbers.has(n)) && this.texts[n]!.includes(needle)) out.add(n);
     return out;
   }
+
+  /** The keys of `numbers`, read through this index's numbering. */
+  private keysOf(numbers: NumberSet): KeysHolding<K> {
+    const numberOf = this.numbers;
+    const keys = this.keys;
+    return {
+      get size() {
+        return numbers.size;
+      },
+      has(key) {
+        const n = numberOf.get(key);
+        return n !== undefined && numbers.has(n);
+      },
+      *[Symbol.iterator]() {
+        for (const n of numbers) yield keys[n]!;
+      },
+    };
+  }
 }
+
+const EMPTY: ReadonlySet<string> = new Set();
 
 /** The distinct trigrams of a text. */
 function trigrams(text: string): Set<string> {
