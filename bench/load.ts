@@ -148,7 +148,7 @@ async function startDaemon(flags: string[] = []): Promise<Daemon> {
           const rec = JSON.parse(line) as { msg?: string; port?: number };
           if (rec.msg === 'HTTPS API listening') resolve(Number(rec.port));
         } catch {
-          if (flags.length > 0 && args['daemon-out']) appendFileSync(args['daemon-out'], `${(performance.now() / 1000).toFixed(1)} ${line}\n`);
+          if (flags.length > 0) toDaemonOut(line);
         }
       }
     });
@@ -350,6 +350,11 @@ async function measure(d: Daemon, mixClients: Client[]): Promise<Figures> {
   };
 }
 
+/** A line to --daemon-out, stamped with this process's seconds (the kinds' windows are marked the same way). */
+function toDaemonOut(line: string): void {
+  if (args['daemon-out']) appendFileSync(args['daemon-out'], `${(performance.now() / 1000).toFixed(1)} ${line}\n`);
+}
+
 /** Each kind alone on 20 of `clients`: daemon CPU per request; latency in the mix from `mix`. */
 async function measureKinds(d: Daemon, clients: Client[], mix: readonly Sample[]): Promise<Figures['byKind']> {
   const pid = d.child.pid!;
@@ -359,7 +364,9 @@ async function measureKinds(d: Daemon, clients: Client[], mix: readonly Sample[]
     const mine = mix.filter((s) => s.kind === kind && !s.fresh).map((s) => s.ms).sort((a, b) => a - b);
     const k0 = cpuMs(pid);
     const m0 = cpuMs(pid, true);
+    toDaemonOut(`# ${kind} alone: start`);
     const alone = await drive(few, KIND_MS, () => ({ kind, call: KINDS[kind]!() }));
+    toDaemonOut(`# ${kind} alone: ${alone.length} requests`);
     const kCpu = cpuMs(pid) - k0;
     const kMain = cpuMs(pid, true) - m0;
     byKind[kind] = {

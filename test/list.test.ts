@@ -647,3 +647,21 @@ t.test('property: large lists choose the kept order or a sort by cost, and give 
     t.ok(source.candidatesRead >= 10_000, `${JSON.stringify(p)}: fell back to sorting the candidates (${source.candidatesRead} read)`);
   }
 });
+
+t.test('an unsorted page with nothing to test reads the rows up to the page, and the source counts them all', async (t) => {
+  const source = new TimedSource();
+  for (let i = 0; i < 5_000; i++) source.add({ id: i + 1, level: 1 + (i % 2), sku: null, eta: i % 50 });
+  const page = executeList(TIMED, source, parseListQuery(TIMED, { page: 3, size: 100 }, OPTIONS));
+  t.equal(page.total, 5_000);
+  t.equal(page.pages, 50);
+  t.same(page.items.map((r) => r.id), source.rows.slice(200, 300).map((r) => r.id), 'the third hundred, in scan order');
+  t.equal(source.candidatesRead, 300, 'no row past the page was read');
+  source.candidatesRead = 0;
+  const past = executeList(TIMED, source, parseListQuery(TIMED, { page: 60, size: 100 }, OPTIONS));
+  t.same([past.items.length, past.total, source.candidatesRead], [0, 5_000, 0], 'a page past the end reads no row');
+  // With a filter to test, every row is read to count the matches.
+  source.candidatesRead = 0;
+  const filtered = executeList(TIMED, source, parseListQuery(TIMED, { eta__lte: 24, size: 100 }, OPTIONS));
+  t.equal(filtered.total, 2_500);
+  t.equal(source.candidatesRead, 5_000);
+});

@@ -37,14 +37,17 @@ export function executeList<T>(table: FieldTable<T>, source: ListSource<T>, quer
   const end = start + query.size;
   let items: T[];
   let total = 0;
-  const counted = used && tests.length === 0 && query.sort.length === 0 ? source.countLookup?.(used.field, used.values) : undefined;
+  const counted = tests.length === 0 && query.sort.length === 0 ? countedRows(source, found) : undefined;
   if (counted !== undefined) {
-    // Index only, no sort: the index counts the matches; read just the rows up to the page.
+    // Nothing to test, no sort: the index, the search's matches or the source counts the
+    // rows; read just the rows up to the page.
     items = [];
-    for (const row of rows) {
-      if (total >= end) break;
-      if (total >= start) items.push(row);
-      total++;
+    // A page past the end reads nothing.
+    if (counted > start) {
+      for (const row of rows) {
+        if (total >= start) items.push(row);
+        if (++total >= end) break;
+      }
     }
     total = counted;
   } else if (query.sort.length === 0) {
@@ -187,6 +190,12 @@ function orderedPage<T>(
 function every<T>(rows: Iterable<T>): Iterable<T> {
   const gathered = (rows as Partial<GatheredRows<T>>).toArray;
   return typeof gathered === 'function' ? gathered.call(rows) : rows;
+}
+
+/** How many candidates there are, known without reading them: from the index, the search's matches or the source's size. */
+function countedRows<T>(source: ListSource<T>, { used, searched }: Candidates<T>): number | undefined {
+  if (used) return source.countLookup?.(used.field, used.values);
+  return searched ? searched.size : source.size;
 }
 
 /**
