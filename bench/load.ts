@@ -355,6 +355,11 @@ function toDaemonOut(line: string): void {
   if (args['daemon-out']) appendFileSync(args['daemon-out'], `${(performance.now() / 1000).toFixed(1)} ${line}\n`);
 }
 
+/** Marks a kind's window in --daemon-out, with the monotonic clock's µs that a --cpu-prof profile's timestamps count in. */
+function markKind(kind: string, what: string): void {
+  toDaemonOut(`# ${kind} alone: ${what} (monotonic ${process.hrtime.bigint() / 1000n} µs)`);
+}
+
 /** Each kind alone on 20 of `clients`: daemon CPU per request; latency in the mix from `mix`. */
 async function measureKinds(d: Daemon, clients: Client[], mix: readonly Sample[]): Promise<Figures['byKind']> {
   const pid = d.child.pid!;
@@ -364,9 +369,9 @@ async function measureKinds(d: Daemon, clients: Client[], mix: readonly Sample[]
     const mine = mix.filter((s) => s.kind === kind && !s.fresh).map((s) => s.ms).sort((a, b) => a - b);
     const k0 = cpuMs(pid);
     const m0 = cpuMs(pid, true);
-    toDaemonOut(`# ${kind} alone: start`);
+    markKind(kind, 'start');
     const alone = await drive(few, KIND_MS, () => ({ kind, call: KINDS[kind]!() }));
-    toDaemonOut(`# ${kind} alone: ${alone.length} requests`);
+    markKind(kind, `${alone.length} requests`);
     const kCpu = cpuMs(pid) - k0;
     const kMain = cpuMs(pid, true) - m0;
     byKind[kind] = {
