@@ -140,7 +140,7 @@ async function assemble(config: Config, logger: Logger, options: AppOptions, und
     store, secrets: loadSecrets(config.state_dir), settings: authSettingsFrom(settings), logger, stateDir: config.state_dir, now: Date.now, events,
   });
   undo.push(() => auth.close());
-  const stopWatching = watchStorage({ store, dir: path.join(config.state_dir, 'db'), lowBytes: config.disk_low_bytes, events, logger, everyMs: 30_000 });
+  const stopWatching = watchStorage({ store, dir: path.join(config.state_dir, 'db'), lowBytes: config.disk_low_bytes, events, logger, everyMs: 30_000, now: Date.now });
   undo.push(stopWatching);
   const stopRetention = events.keep(() => settings.value<number>('events.retentionDays'), 3600_000, (err) => logger.error({ err }, 'event pruning failed'));
   undo.push(stopRetention);

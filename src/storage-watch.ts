@@ -1,7 +1,7 @@
 /**
  * The disk under the state directory, watched from the main thread: a warning before it is
  * full, an error once when writes start failing for lack of space, a notice when they succeed
- * again. The decisions are a pure function of what was last said and what is seen now.
+ * again, and a warning (at most one a minute) when a commit holds the event loop for long. The decisions are a pure function of what was last said and what is seen now.
  */
 import type { Logger } from './log/logger.js';
 import type { Store } from './store/store.js';
@@ -27,8 +27,29 @@ export function decideLowSpace(state: DiskState, free: number | undefined, lowBy
 
 const mib = (n: number) => `${Math.round(n / 1024 ** 2)} MiB`;
 
+/** A commit that held the event loop this long is logged: every request waited that long (issue 22 saw single fsyncs of 330 to 730 ms on a busy disk). */
+export const SLOW_COMMIT_MS = 250;
+/** At most one slow-commit line in this many ms; the next line counts those not said. */
+const SLOW_COMMIT_EVERY_MS = 60_000;
+
+/** Slow commits not said yet, and when the last line was. */
+export interface SlowCommits {
+  lastSaid: number | undefined;
+  unsaid: number;
+  worstUnsaid: number;
+}
+
+/** Whether a commit that held the loop `ms` at `now` is said now (with the ones not said before it), and the state after. */
+export function decideSlowCommit(state: SlowCommits, ms: number, now: number): { say?: { ms: number; before: number; worstBefore: number }; next: SlowCommits } {
+  if (ms < SLOW_COMMIT_MS) return { next: state };
+  if (state.lastSaid !== undefined && now - state.lastSaid < SLOW_COMMIT_EVERY_MS) {
+    return { next: { lastSaid: state.lastSaid, unsaid: state.unsaid + 1, worstUnsaid: Math.max(state.worstUnsaid, ms) } };
+  }
+  return { say: { ms, before: state.unsaid, worstBefore: state.worstUnsaid }, next: { lastSaid: now, unsaid: 0, worstUnsaid: 0 } };
+}
+
 /** Starts watching; returns the stop function. `everyMs` between free-space checks. */
-export function watchStorage(o: { store: Store; dir: string; lowBytes: number; events: Events; logger: Logger; everyMs: number }): () => void {
+export function watchStorage(o: { store: Store; dir: string; lowBytes: number; events: Events; logger: Logger; everyMs: number; now: () => number }): () => void {
   const record = (kind: EventKind, message: string) => o.events.emit(kind, message).catch((err: unknown) => o.logger.error({ err }, 'could not record a storage event (the disk may be full)'));
   const stopFaults = o.store.onStorageFault((fault: StorageFaultError | undefined) => {
     if (fault) {
@@ -38,6 +59,17 @@ export function watchStorage(o: { store: Store; dir: string; lowBytes: number; e
       o.logger.info({ dir: o.dir, free_bytes: freeBytes(o.dir) }, 'storage writable again');
       void record(EVENT.storageWritable, `storage writable again (${mib(freeBytes(o.dir) ?? 0)} free)`);
     }
+  });
+  let slow: SlowCommits = { lastSaid: undefined, unsaid: 0, worstUnsaid: 0 };
+  const stopHolds = o.store.onCommitHeld((ms, writes) => {
+    const { say, next } = decideSlowCommit(slow, ms, o.now());
+    slow = next;
+    if (!say) return;
+    const before = say.before > 0 ? `; ${say.before} more over ${SLOW_COMMIT_MS} ms since the last such line, the worst ${Math.round(say.worstBefore)} ms` : '';
+    o.logger.warn(
+      { code: 'slow_commit', dir: o.dir, held_ms: Math.round(say.ms), writes, slow_before: say.before, worst_before_ms: Math.round(say.worstBefore) },
+      `a commit (${writes} ${writes === 1 ? 'write' : 'writes'}) held the event loop ${Math.round(say.ms)} ms (the store's writes and the disk's fsync under ${o.dir}); every request waited${before}`,
+    );
   });
   let state: DiskState = { low: false };
   const check = () => {
@@ -57,6 +89,7 @@ export function watchStorage(o: { store: Store; dir: string; lowBytes: number; e
   return () => {
     clearInterval(timer);
     stopFaults();
+    stopHolds();
   };
 }
 

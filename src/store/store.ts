@@ -89,6 +89,7 @@ export class Store {
   /** The last write's disk fault, until a write succeeds again. */
   private fault: StorageFaultError | undefined;
   private readonly faultListeners = new Set<(fault: StorageFaultError | undefined) => void>();
+  private readonly holdListeners = new Set<(ms: number, writes: number) => void>();
 
   private constructor(options: StoreOptions) {
     mkdirSync(options.dir, { recursive: true, mode: 0o700 });
@@ -169,6 +170,7 @@ export class Store {
   private async commit(batch: readonly QueuedWrite[]): Promise<unknown> {
     const runs: WriteRun[] = [];
     let threw: { error: unknown } | undefined;
+    const began = performance.now();
     try {
       this.root.transactionSync(() => {
         for (const write of batch) {
@@ -191,6 +193,10 @@ export class Store {
           runs.push(run);
         }
       });
+      // The writes, the commit and its fsync, all on the event loop: what every other request waited.
+      // A nested write's time is its outer commit's.
+      const held = performance.now() - began;
+      if (this.writing === 0) for (const listener of this.holdListeners) listener(held, batch.length);
       await this.root.flushed;
     } catch (err) {
       if (threw && batch.length > 1) {
@@ -250,6 +256,12 @@ export class Store {
   onStorageFault(listener: (fault: StorageFaultError | undefined) => void): () => void {
     this.faultListeners.add(listener);
     return () => this.faultListeners.delete(listener);
+  }
+
+  /** Hears how long each commit held the event loop (its writes, the commit, the disk's fsync), in ms, and how many writes it carried. */
+  onCommitHeld(listener: (ms: number, writes: number) => void): () => void {
+    this.holdListeners.add(listener);
+    return () => this.holdListeners.delete(listener);
   }
 
   /** Tries a tiny write (after space was freed): clears the fault if the disk takes it. */
