@@ -1,7 +1,8 @@
 /**
  * The disk under the state directory, watched from the main thread: a warning before it is
  * full, an error once when writes start failing for lack of space, a notice when they succeed
- * again, and a warning (at most one a minute) when a commit holds the event loop for long. The decisions are a pure function of what was last said and what is seen now.
+ * again, and a warning (at most one a minute) when a commit holds the event loop for long.
+ * The decisions are pure functions of what was last said and what is seen now.
  */
 import type { Logger } from './log/logger.js';
 import type { Store } from './store/store.js';
