@@ -63,6 +63,8 @@ t.test('the table answers every list query as the store does, after commits of e
     { sort_by: '-total_quantity', size: '5', page: '3' }, { search: 'name:bolt', sort_by: '-total_quantity', size: '3', page: '2' },
     { search: 'name:olt', sort_by: 'max_quantity,-id', size: '4' }, { search: 'name:wire', sort_by: 'load_count', measurement_unit__in: 'PACK,METER' },
     { total_quantity__gte: '3', sort_by: 'total_quantity', size: '6', page: '2' }, { search: 'nut', sort_by: '-total_quantity', deleted_at__gte: '1970-01-01T00:00:00Z' },
+    // Unsorted pages read up to the page: of every SKU, of one unit, of two.
+    { page: '3', size: '4' }, { measurement_unit__in: 'PIECE', page: '2', size: '5' }, { measurement_unit__in: 'METER,PACK', page: '2', size: '3' },
   ];
   const options = { maxPageSize: 1000, timeZone: 'UTC' };
   let n = 50;
@@ -101,7 +103,9 @@ t.test('the table answers every list query as the store does, after commits of e
     }
   }
   t.equal(table.size, store.collection(skus).count(), 'as many SKUs as the store');
-  t.same(table.scan().map((s) => s.id), [...store.collection(skus).scan()].map((s) => s.id), 'in the store order');
+  const inStore = [...store.collection(skus).scan()].map((s) => s.id);
+  t.same([...table.scan()].map((s) => s.id), inStore, 'in the store order, read one by one');
+  t.same(table.scan().toArray().map((s) => s.id), inStore, 'and as one array');
 });
 
 /** A table over a new store of `count` live PIECE SKUs named after WORDS in turn, closed with the test. */
@@ -194,4 +198,25 @@ t.test('a word searched again, sorted by a stock count, reads its page from its 
   t.equal(after.items[0]!.id, 'S-bolt-new', 'the new SKU, with the most stock, comes first');
   t.same(after, executeList(SKU_FIELDS, table, query, 'sort'), 'the same page as sorting the matches after the commit');
   t.equal(tested, 0, 'still none tested');
+});
+
+t.test('an unsorted page after a write reads its page of SKUs, not all of them (of every unit, or of one)', async (t) => {
+  const { store, table } = await seededTable(t, 2_000);
+  await store.write(() => store.collection(skus).put(sku('S-new', 1, 'PIECE', 'bolt', false)));
+  // Counted where the table turns ids into SKUs: its own map.
+  const byId = (table as unknown as { byId: Map<string, SkuRecord> }).byId;
+  const get = byId.get.bind(byId);
+  let reads = 0;
+  byId.get = (id: string) => {
+    reads++;
+    return get(id);
+  };
+  const options = { maxPageSize: 1000, timeZone: 'UTC' };
+  for (const q of [{ page: '2', size: '10' }, { measurement_unit__in: 'PIECE', page: '2', size: '10' }]) {
+    reads = 0;
+    const page = executeList(SKU_FIELDS, table, parseListQuery(SKU_FIELDS, q, options));
+    t.equal(page.total, 2_001, `${JSON.stringify(q)}: the total`);
+    t.equal(page.items.length, 10);
+    t.ok(reads <= 20, `${JSON.stringify(q)}: ${reads} SKUs read for the second page of 10`);
+  }
 });

@@ -46,10 +46,10 @@ export class SkuTable implements ListSource<SkuRecord> {
   private readonly byId = new Map<string, SkuRecord>();
   /** Ids in the store's key order (UTF-8 byte order, as LMDB sorts them), in chunks: a new id moves one chunk, not every id after it. */
   private readonly ids = new SortedChunks<string>(compareKeys);
-  /** The rows in key order, rebuilt on the first read after a change. */
+  /** The rows in key order as one array, made when a list reads them all and dropped on a change. */
   private rows: SkuRecord[] | undefined;
-  /** Ids per measurement unit, in key order once asked for. */
-  private readonly byUnit = new Map<string, { ids: Set<string>; sorted: string[] | undefined }>();
+  /** Ids per measurement unit, in key order, in chunks (a new SKU of a unit moves one chunk). */
+  private readonly byUnit = new Map<string, SortedChunks<string>>();
   private readonly searchTexts = new WeakMap<SkuRecord, string>();
   /** Lower-cased text of single fields by row (`search=name:bolt`), kept as long as the row. */
   private readonly fieldTexts = new WeakMap<SkuRecord, Map<string, string>>();
@@ -62,12 +62,16 @@ export class SkuTable implements ListSource<SkuRecord> {
   /** Reads every SKU of the store and follows its commits from then on. */
   constructor(private readonly store: Store) {
     const ids: string[] = [];
+    const byUnit = new Map<string, string[]>();
     for (const sku of store.collection(skus).scan()) {
       this.byId.set(sku.id, sku);
       ids.push(sku.id);
-      this.unitOf(sku.measurement_unit).ids.add(sku.id);
+      let unit = byUnit.get(sku.measurement_unit);
+      if (!unit) byUnit.set(sku.measurement_unit, (unit = []));
+      unit.push(sku.id);
     }
     this.ids.load(ids);
+    for (const [unit, unitIds] of byUnit) this.unitOf(unit).load(unitIds);
     this.stop = store.onCommit((notice) => this.apply(notice));
   }
 
@@ -86,43 +90,54 @@ export class SkuTable implements ListSource<SkuRecord> {
     return this.byId.get(id);
   }
 
-  /** Ids of the SKUs (deleted ones too) with this measurement unit, in key order. */
-  idsWithUnit(unit: string): readonly string[] {
-    const entry = this.byUnit.get(unit);
-    if (!entry) return [];
-    entry.sorted ??= [...entry.ids].sort(compareKeys);
-    return entry.sorted;
+  /**
+   * The SKUs (deleted ones too) of `id`s or of measurement units, read as they are iterated:
+   * an unsorted page of a unit reads its page, not all of the unit's SKUs.
+   */
+  lookup(field: string, values: readonly unknown[]): GatheredRows<SkuRecord> | undefined {
+    let ids: () => Iterable<string>;
+    if (field === 'id') ids = () => values as string[];
+    else if (field === 'measurement_unit') ids = () => this.idsWithUnits([...new Set(values as string[])]);
+    else return undefined;
+    const read = () => this.skusOf(ids());
+    return { [Symbol.iterator]: read, toArray: () => [...read()] };
   }
 
-  lookup(field: string, values: readonly unknown[]): GatheredRows<SkuRecord> | undefined {
-    let ids: readonly string[];
-    if (field === 'id') ids = values as string[];
-    else if (field === 'measurement_unit') ids = [...new Set(values as string[])].flatMap((unit) => this.idsWithUnit(unit));
-    else return undefined;
-    const gather = (): SkuRecord[] => {
-      const out: SkuRecord[] = [];
-      for (const id of ids) {
-        const sku = this.byId.get(id);
-        if (sku) out.push(sku);
-      }
-      return out;
-    };
-    return { [Symbol.iterator]: () => gather()[Symbol.iterator](), toArray: gather };
+  /** Ids of the SKUs of these units, each unit's in key order. */
+  private *idsWithUnits(units: readonly string[]): Generator<string> {
+    for (const unit of units) for (const part of this.byUnit.get(unit)?.parts ?? []) yield* part;
+  }
+
+  private *skusOf(ids: Iterable<string>): Generator<SkuRecord> {
+    for (const id of ids) {
+      const sku = this.byId.get(id);
+      if (sku) yield sku;
+    }
   }
 
   countLookup(field: string, values: readonly unknown[]): number | undefined {
     if (field === 'id') return (values as string[]).filter((id) => this.byId.has(id)).length;
-    if (field === 'measurement_unit') return [...new Set(values as string[])].reduce((n, unit) => n + (this.byUnit.get(unit)?.ids.size ?? 0), 0);
+    if (field === 'measurement_unit') return [...new Set(values as string[])].reduce((n, unit) => n + (this.byUnit.get(unit)?.size ?? 0), 0);
     return undefined;
   }
 
-  scan(): readonly SkuRecord[] {
-    if (this.rows === undefined) {
-      const rows: SkuRecord[] = [];
-      for (const part of this.ids.parts) for (const id of part) rows.push(this.byId.get(id)!);
-      this.rows = rows;
-    }
-    return this.rows;
+  /**
+   * Every SKU in key order, read as it is iterated (an unsorted page reads its page), or as
+   * one array for a list that reads them all, kept until the next change.
+   */
+  scan(): GatheredRows<SkuRecord> {
+    return { [Symbol.iterator]: () => this.skusOf(this.allIds()), toArray: () => (this.rows ??= this.allRows()) };
+  }
+
+  private *allIds(): Generator<string> {
+    for (const part of this.ids.parts) yield* part;
+  }
+
+  /** Every SKU in key order, without generators: a sort of them all reads this after each change. */
+  private allRows(): SkuRecord[] {
+    const rows: SkuRecord[] = [];
+    for (const part of this.ids.parts) for (const id of part) rows.push(this.byId.get(id)!);
+    return rows;
   }
 
   searchText(row: SkuRecord, compute: (row: SkuRecord) => string): string {
@@ -209,8 +224,7 @@ export class SkuTable implements ListSource<SkuRecord> {
       const now = this.store.collection(skus).get(id);
       // Out of the orders under its old values; back in under its new ones.
       if (before) for (const order of this.orders.values()) order.remove(before);
-      // A unit that stays stays untouched: a Set walks the chain of every earlier delete of a
-      // key when it is added again, and the demo's unit holds nearly every SKU.
+      // A unit that stays stays untouched: its ids do not change.
       const unitChanged = before?.measurement_unit !== now?.measurement_unit;
       if (before && unitChanged) this.leaveUnit(id, before.measurement_unit);
       for (const { index, compute, orders } of this.substrings.values()) {
@@ -235,24 +249,21 @@ export class SkuTable implements ListSource<SkuRecord> {
     this.rows = undefined;
   }
 
-  private unitOf(unit: string): { ids: Set<string>; sorted: string[] | undefined } {
-    let entry = this.byUnit.get(unit);
-    if (!entry) this.byUnit.set(unit, (entry = { ids: new Set(), sorted: undefined }));
-    return entry;
+  private unitOf(unit: string): SortedChunks<string> {
+    let ids = this.byUnit.get(unit);
+    if (!ids) this.byUnit.set(unit, (ids = new SortedChunks<string>(compareKeys)));
+    return ids;
   }
 
   private joinUnit(id: string, unit: string): void {
-    const entry = this.unitOf(unit);
-    entry.ids.add(id);
-    entry.sorted = undefined;
+    this.unitOf(unit).insert(id);
   }
 
   private leaveUnit(id: string, unit: string): void {
-    const entry = this.byUnit.get(unit);
-    if (!entry) return;
-    entry.ids.delete(id);
-    entry.sorted = undefined;
-    if (entry.ids.size === 0) this.byUnit.delete(unit);
+    const ids = this.byUnit.get(unit);
+    if (!ids) return;
+    ids.remove(id);
+    if (ids.size === 0) this.byUnit.delete(unit);
   }
 }
 
