@@ -8,7 +8,10 @@ import { startAdminApp, type AdminApp, type Bootstrap } from './helpers/app.js';
 import { Client } from './helpers/client.js';
 import { Store } from '../src/store/store.js';
 import { EVENT, EVENT_KINDS } from '../src/domain/events/catalogue.js';
-import { EVENT_COLLECTIONS, Events, PRUNE_CHUNK } from '../src/domain/events/events.js';
+import { EVENT_COLLECTIONS, Events, PRUNE_CHUNK, eventRecords } from '../src/domain/events/events.js';
+import { eventSource } from '../src/domain/events/list-source.js';
+import { EVENT_FIELDS } from '../src/http/routes/events.js';
+import { executeList, parseListQuery } from '../src/domain/list/index.js';
 import { AUTH_COLLECTIONS } from '../src/domain/auth/records.js';
 import type { Caller } from '../src/domain/auth/caller.js';
 import { SETTINGS_COLLECTIONS, Settings } from '../src/domain/settings/settings.js';
@@ -185,4 +188,29 @@ t.test('retention follows the events.retentionDays setting', async (t) => {
     return ids[0] === recent.id && ids;
   });
   t.equal(left.length, 2, 'the recent event and the setting change stay');
+});
+
+t.test('the newest page of events reads its page, and counts all of them without reading them', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'wh-events-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const store = await Store.open({ dir }, [...EVENT_COLLECTIONS]);
+  t.teardown(() => store.close());
+  const events = new Events(store, () => 1_000_000);
+  await store.write(() => {
+    for (let i = 0; i < 300; i++) events.record(EVENT.started, `start ${i}`);
+  });
+  const source = eventSource(store);
+  const scan = source.scan.bind(source);
+  let read = 0;
+  source.scan = function* () {
+    for (const e of scan()) {
+      read++;
+      yield e;
+    }
+  };
+  const page = executeList(EVENT_FIELDS, source, parseListQuery(EVENT_FIELDS, { page: '2', size: '10' }, { maxPageSize: 1000, timeZone: 'UTC' }));
+  t.equal(page.total, 300);
+  t.same(page.items.map((e) => e.description), Array.from({ length: 10 }, (_, i) => `start ${289 - i}`), 'newest first: the second ten');
+  t.equal(read, 20, 'the first two pages read, no more');
+  t.equal(store.collection(eventRecords).count(), 300, 'the count, from the store statistics');
 });

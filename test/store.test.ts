@@ -42,6 +42,17 @@ t.test('records and their indexes change together', async (t) => {
   t.same([...c.findBy('tags', 'y')], []);
   t.equal(await store.write(() => c.remove('nope')), undefined);
   t.same([...c.scan()].map((r) => r.id), ['a', 'c']);
+  t.equal(c.count(), 2, 'the count after a removal');
+  // The count comes from LMDB's statistics of the transaction it is read in: a write sees its own.
+  t.same(await store.write(() => {
+    c.put({ id: 'd', group: 3, tags: [] });
+    return c.count();
+  }), 3, 'inside a write, its own puts counted');
+  await t.rejects(store.write(() => {
+    c.remove('a');
+    throw new Error('refused');
+  }));
+  t.equal(c.count(), 3, 'a refused removal is not counted');
   t.equal(c.findOne('group', 9), undefined);
   t.ok(c.has('a'));
   t.ok(c.hasIndex('group'));

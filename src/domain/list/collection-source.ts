@@ -23,6 +23,9 @@ export function collectionSource<T>(collection: Collection<T>, indexes: Record<s
       })();
     },
     scan: () => collection.scan(),
+    get size() {
+      return collection.count();
+    },
     countLookup(field, values) {
       if (!(field in indexes)) return undefined;
       const index = indexes[field];

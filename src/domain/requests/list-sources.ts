@@ -55,6 +55,10 @@ export function jobSource(store: Store, showCreated: () => boolean, open: Pick<O
       return statuses?.reduce((n, s) => n + open.jobsByCreation(s).length, 0);
     },
     scan: () => visible(base.scan()),
+    // The jobs scan gives: all of them, less the internal plans unless the setting shows them.
+    get size() {
+      return base.size! - (showCreated() ? 0 : store.collection(jobs).countBy('status', 'CREATED'));
+    },
   };
 }
 

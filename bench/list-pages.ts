@@ -1,11 +1,14 @@
-// npm run bench:sku-pages [-- --small 10000 --large 300000 --pages 2000]
+// npm run bench:list-pages [-- --small 10000 --large 300000 --pages 2000]
 //
-// An integration paging through the SKUs while others write them (issue 22: no request path
-// scans a whole collection): a new SKU committed, then `GET /skus?page=2&size=20` and
-// `GET /skus?measurement_unit__in=PIECE&page=2&size=20` through the list engine on the SKU
-// table, over a real store of `--small` and of `--large` SKUs. The baseline, measured in the
-// same run, is the table's array of every SKU made again after a write (what the first of
-// those pages cost each time before; the second also sorted the unit's ids again).
+// An integration paging through a list while others write (issue 22: no request path scans a
+// whole collection), over a real store of `--small` and of `--large` records:
+//   SKUs    a new SKU committed, then `GET /skus?page=2&size=20` and the same with
+//           `measurement_unit__in=PIECE`, through the list engine on the SKU table; the
+//           baseline is the table's array of every SKU made again after a write (what the
+//           first of those pages cost each time before; the second also sorted the unit's ids);
+//   events  an event committed, then `GET /events?page=2&size=20` (newest first, no sort);
+//           the baseline is lmdb-js's `getCount()`, which walks every key, as the total was
+//           taken before (and as `Collection.count` did).
 // Prints µs a page and the large / small ratio, which is about 1 when a page's cost is flat.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,6 +19,10 @@ import { skus, type SkuRecord } from '../src/domain/inventory/records.js';
 import { SkuTable } from '../src/domain/inventory/sku-table.js';
 import { executeList, parseListQuery } from '../src/domain/list/index.js';
 import { SKU_FIELDS } from '../src/http/routes/inventory.js';
+import { EVENT_COLLECTIONS, Events, eventRecords } from '../src/domain/events/events.js';
+import { EVENT } from '../src/domain/events/catalogue.js';
+import { eventSource } from '../src/domain/events/list-source.js';
+import { EVENT_FIELDS } from '../src/http/routes/events.js';
 
 const { values: args } = parseArgs({ options: { small: { type: 'string', default: '10000' }, large: { type: 'string', default: '300000' }, pages: { type: 'string', default: '2000' } } });
 const PAGES = Number(args.pages);
@@ -67,9 +74,43 @@ async function measure(size: number): Promise<Record<keyof typeof QUERIES | 'pas
   return out;
 }
 
+/** µs a newest page of events (an event written before each), and µs a walk of every key to count them, on a store of `size` events. */
+async function measureEvents(size: number): Promise<{ page: number; walk: number }> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'wh-bench-event-pages-'));
+  const store = await Store.open({ dir }, [...EVENT_COLLECTIONS]);
+  const events = new Events(store, Date.now);
+  for (let from = 0; from < size; from += 10_000) {
+    await store.write(() => {
+      for (let n = from; n < Math.min(size, from + 10_000); n++) events.record(EVENT.started, `bench ${n}`);
+    });
+  }
+  const source = eventSource(store);
+  const query = parseListQuery(EVENT_FIELDS, { page: '2', size: '20' }, options);
+  let page = 0;
+  let walk = 0;
+  for (let i = 0; i < PAGES; i++) {
+    await store.write(() => events.record(EVENT.started, `bench page ${i}`));
+    let t0 = performance.now();
+    if (executeList(EVENT_FIELDS, source, query).items.length !== 20) throw new Error('a short page');
+    page += performance.now() - t0;
+    if (i % 10 !== 0) continue;
+    t0 = performance.now();
+    (store as unknown as { root: { openDB(o: object): { getCount(): number } } }).root.openDB({ name: eventRecords.name }).getCount();
+    walk += (performance.now() - t0) * 10;
+  }
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+  return { page: (page * 1000) / PAGES, walk: (walk * 1000) / PAGES };
+}
+
 const small = await measure(Number(args.small));
 const large = await measure(Number(args.large));
-console.log(`bench:sku-pages: a write, then the second page of 20; ${PAGES} pages a query; µs at ${args.small} and ${args.large} SKUs`);
+const smallEvents = await measureEvents(Number(args.small));
+const largeEvents = await measureEvents(Number(args.large));
+console.log(`bench:list-pages: a write, then the second page of 20; ${PAGES} pages a query; µs at ${args.small} and ${args.large} records`);
+const line = (label: string, a: number, b: number) => console.log(`${label.padEnd(44)} ${a.toFixed(1).padStart(10)} ${b.toFixed(1).padStart(10)}   large / small ${(b / a).toFixed(2)}`);
 for (const [name, label] of [['all', 'GET /skus?page=2&size=20'], ['unit', 'the same, measurement_unit__in=PIECE'], ['pass', 'baseline: every SKU read after a write']] as const) {
-  console.log(`${label.padEnd(40)} ${small[name].toFixed(1).padStart(10)} ${large[name].toFixed(1).padStart(10)}   large / small ${(large[name] / small[name]).toFixed(2)}`);
+  line(label, small[name], large[name]);
 }
+line('GET /events?page=2&size=20', smallEvents.page, largeEvents.page);
+line('baseline: getCount() of the events', smallEvents.walk, largeEvents.walk);
