@@ -171,6 +171,7 @@ export class Store {
     const runs: WriteRun[] = [];
     let threw: { error: unknown } | undefined;
     const began = performance.now();
+    let held = 0;
     try {
       this.root.transactionSync(() => {
         for (const write of batch) {
@@ -194,9 +195,7 @@ export class Store {
         }
       });
       // The writes, the commit and its fsync, all on the event loop: what every other request waited.
-      // A nested write's time is its outer commit's.
-      const held = performance.now() - began;
-      if (this.writing === 0) for (const listener of this.holdListeners) listener(held, batch.length);
+      held = performance.now() - began;
       await this.root.flushed;
     } catch (err) {
       if (threw && batch.length > 1) {
@@ -214,6 +213,17 @@ export class Store {
       return undefined;
     }
     if (this.fault && (!this.fault.full || hasRoom(this.dir))) this.setFault(undefined);
+    // Heard once the commit stands, so a failing listener cannot make it look refused; a
+    // nested write's time is its outer commit's.
+    if (this.writing === 0) {
+      for (const listener of this.holdListeners) {
+        try {
+          listener(held, batch.length);
+        } catch (err) {
+          process.emitWarning(`commit-held listener failed: ${(err as Error).stack ?? String(err)}`);
+        }
+      }
+    }
     const changed = new Map<string, Set<Key>>();
     for (const run of runs) {
       for (const [name, keys] of run.changed) {
