@@ -8,7 +8,10 @@
 //           first of those pages cost each time before; the second also sorted the unit's ids);
 //   events  an event committed, then `GET /events?page=2&size=20` (newest first, no sort);
 //           the baseline is a read of every event, newest first, as the page counted its total
-//           before.
+//           before;
+//   requests and jobs  a request (with a job) committed, then `GET /requests?page=2&size=20` and
+//           `GET /jobs?page=2&size=20` (newest first by `created_at`, the routes' default sort);
+//           the baseline is a read of every request.
 // Prints µs a page and the large / small ratio, which is about 1 when a page's cost is flat.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,6 +26,10 @@ import { EVENT_COLLECTIONS, Events, eventRecords } from '../src/domain/events/ev
 import { EVENT } from '../src/domain/events/catalogue.js';
 import { eventSource } from '../src/domain/events/list-source.js';
 import { EVENT_FIELDS } from '../src/http/routes/events.js';
+import { jobs, newJob, requests, type RequestRecord } from '../src/domain/requests/records.js';
+import { jobSource, requestSource } from '../src/domain/requests/list-sources.js';
+import { OpenWork } from '../src/domain/requests/open-work.js';
+import { JOB_FIELDS, REQUEST_FIELDS } from '../src/http/routes/requests.js';
 
 const { values: args } = parseArgs({ options: { small: { type: 'string', default: '10000' }, large: { type: 'string', default: '300000' }, pages: { type: 'string', default: '2000' } } });
 const PAGES = Number(args.pages);
@@ -105,10 +112,68 @@ async function measureEvents(size: number): Promise<{ page: number; readAll: num
   return { page: (page * 1000) / PAGES, readAll: (readAll * 1000) / PAGES };
 }
 
+function request(n: number): RequestRecord {
+  const at = 1_700_000_000_000 + n * 100;
+  return {
+    id: `R-${n}`, type: 'FETCH', status: 'SUCCEEDED', priority: 10, counter: n, level_id: 1, bot_id: null, placing_pos: null, entities: [], warnings: [],
+    cancel_requested: false, idempotency_key: null, abort_feedback: null, placements: null, created_at: at, updated_at: at,
+  };
+}
+
+/** Puts request `n` and its one job. Call only inside Store.write. */
+function putRequest(store: Store, n: number): void {
+  const r = request(n);
+  store.collection(requests).put(r);
+  store.collection(jobs).put(newJob({ id: `J-${n}`, request_id: r.id, type: 'RETRIEVING', entity_id: 'C-1', entity_index: 0, seq: n, now: r.created_at }, { status: 'SUCCEEDED' }));
+}
+
+/** µs a newest page of requests and of jobs (a request written before each), and µs a read of every request, on a store of `size` requests with a job each. */
+async function measureRequests(size: number): Promise<{ requests: number; jobs: number; readAll: number }> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'wh-bench-request-pages-'));
+  const store = await Store.open({ dir }, [requests as never, jobs as never]);
+  for (let from = 0; from < size; from += 10_000) {
+    await store.write(() => {
+      for (let n = from; n < Math.min(size, from + 10_000); n++) putRequest(store, n);
+    });
+  }
+  const work = new OpenWork(store, [1]);
+  const sources = { requests: [requestSource(store), REQUEST_FIELDS], jobs: [jobSource(store, () => false, work), JOB_FIELDS] } as const;
+  let added = size;
+  const out = { requests: 0, jobs: 0, readAll: 0 };
+  for (const name of ['requests', 'jobs'] as const) {
+    const [source, fields] = sources[name];
+    const query = parseListQuery(fields as typeof REQUEST_FIELDS, { page: '2', size: '20' }, { ...options, defaultSort: '-created_at' });
+    let spent = 0;
+    for (let i = 0; i < PAGES; i++) {
+      await store.write(() => putRequest(store, added++));
+      const t0 = performance.now();
+      const page = executeList(fields as typeof REQUEST_FIELDS, source as ReturnType<typeof requestSource>, query);
+      spent += performance.now() - t0;
+      if (page.items.length !== 20 || page.items[0]!.id !== `${name === 'requests' ? 'R' : 'J'}-${added - 21}`) throw new Error(`${name}: not the newest second page`);
+    }
+    out[name] = (spent * 1000) / PAGES;
+  }
+  const passes = Math.max(3, Math.round(PAGES / 100));
+  let spent = 0;
+  for (let i = 0; i < passes; i++) {
+    await store.write(() => putRequest(store, added++));
+    const t0 = performance.now();
+    if ([...store.collection(requests).scan()].length === 0) throw new Error('no request read');
+    spent += performance.now() - t0;
+  }
+  out.readAll = (spent * 1000) / passes;
+  work.close();
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+  return out;
+}
+
 const small = await measure(Number(args.small));
 const large = await measure(Number(args.large));
 const smallEvents = await measureEvents(Number(args.small));
 const largeEvents = await measureEvents(Number(args.large));
+const smallRequests = await measureRequests(Number(args.small));
+const largeRequests = await measureRequests(Number(args.large));
 console.log(`bench:list-pages: a write, then the second page of 20; ${PAGES} pages a query; µs at ${args.small} and ${args.large} records`);
 const line = (label: string, a: number, b: number) => console.log(`${label.padEnd(44)} ${a.toFixed(1).padStart(10)} ${b.toFixed(1).padStart(10)}   large / small ${(b / a).toFixed(2)}`);
 for (const [name, label] of [['all', 'GET /skus?page=2&size=20'], ['unit', 'the same, measurement_unit__in=PIECE'], ['pass', 'baseline: every SKU read after a write']] as const) {
@@ -116,3 +181,6 @@ for (const [name, label] of [['all', 'GET /skus?page=2&size=20'], ['unit', 'the 
 }
 line('GET /events?page=2&size=20', smallEvents.page, largeEvents.page);
 line('baseline: every event read', smallEvents.readAll, largeEvents.readAll);
+line('GET /requests?page=2&size=20', smallRequests.requests, largeRequests.requests);
+line('GET /jobs?page=2&size=20', smallRequests.jobs, largeRequests.jobs);
+line('baseline: every request read', smallRequests.readAll, largeRequests.readAll);

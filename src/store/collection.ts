@@ -98,6 +98,33 @@ export class Collection<T> {
     }
   }
 
+  /**
+   * Every record in the order of index `name`'s values, as runs of records under one value,
+   * each run in key order; `descending` walks the values from the last (the runs keep key
+   * order). Lazy: a reader that stops early reads only the records it took.
+   */
+  *runsBy(name: string, descending: boolean): Iterable<T[]> {
+    const range = this.index(name).getKeys({ reverse: descending });
+    let value: IndexValue | undefined;
+    let keys: Key[] = [];
+    const run = (): T[] => {
+      if (descending) keys.reverse();
+      const records: T[] = [];
+      for (const key of keys) {
+        const record = this.records.get(key);
+        if (record !== undefined) records.push(record);
+      }
+      keys = [];
+      return records;
+    };
+    for (const [v, key] of this.inWrite() ? [...range] : range) {
+      if (v !== value && keys.length > 0) yield run();
+      value = v;
+      keys.push(key);
+    }
+    if (keys.length > 0) yield run();
+  }
+
   /** The single record under `value` in a (usually unique) index, or undefined. */
   findOne(name: string, value: IndexValue): T | undefined {
     for (const record of this.findBy(name, value)) return record;

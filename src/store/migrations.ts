@@ -74,4 +74,11 @@ export const MIGRATIONS: readonly Migration[] = [
       for (const c of store.registered()) if (c.def.name === 'jobs') c.rebuildIndexes();
     },
   },
+  {
+    version: 6,
+    description: 'requests and jobs indexed by created_at (GET /requests and GET /jobs, newest first, sorted every record for each page)',
+    up: (store) => {
+      for (const c of store.registered()) if (c.def.name === 'requests' || c.def.name === 'jobs') c.rebuildIndexes();
+    },
+  },
 ];

@@ -4,10 +4,19 @@ import type { ListSource } from './fields.js';
 
 /**
  * Wraps a collection. `indexes` maps a list field to the collection index that finds rows by
- * it, or to null for the primary key.
+ * it, or to null for the primary key; `orders` maps a list field to the index that keeps the
+ * rows in its order (the index's value being the field's, never missing), so a sorted page is
+ * read from the top of it instead of sorting every row.
  */
-export function collectionSource<T>(collection: Collection<T>, indexes: Record<string, string | null>): ListSource<T> {
+export function collectionSource<T>(collection: Collection<T>, indexes: Record<string, string | null>, orders: Record<string, string> = {}): ListSource<T> {
+  const key = collection.def.key;
+  const ordered = Object.keys(orders).length > 0;
   return {
+    ...(ordered && {
+      ordered: (field: string, descending: boolean) => (field in orders ? collection.runsBy(orders[field]!, descending) : undefined),
+      // The store's order is its keys' order: ties are broken by the key itself.
+      rank: (row: T) => key(row),
+    }),
     lookup(field, values) {
       if (!(field in indexes)) return undefined;
       const index = indexes[field];

@@ -97,9 +97,10 @@ export interface ListSource<T> {
   ordered?(field: string, descending: boolean): Iterable<readonly T[]> | undefined;
   /**
    * The row's place in the store's order, the order `scan` gives: ties of a sort keep it,
-   * whichever way the rows were found. Required with `ordered`.
+   * whichever way the rows were found. Required with `ordered`. A number, or the row's key
+   * where the store orders rows by string keys (compared as the store compares them).
    */
-  rank?(row: T): number;
+  rank?(row: T): number | string;
   /**
    * The source's promise that a row object, and everything a view reads through it, never
    * changes after the source hands it out: a changed row is a new object. Its list routes may

@@ -4,9 +4,9 @@ import { collectionSource, type ListSource, type OrderedRows } from '../list/ind
 import type { OpenWork } from './open-work.js';
 import { isFinalJob, jobs, requests, type JobRecord, type JobStatus, type RequestRecord } from './records.js';
 
-/** Requests, looked up by id or status through the store's indexes. */
+/** Requests, looked up by id or status and read by creation through the store's indexes. */
 export function requestSource(store: Store): ListSource<RequestRecord> {
-  return collectionSource(store.collection(requests), { id: null, status: 'status' });
+  return collectionSource(store.collection(requests), { id: null, status: 'status' }, { created_at: 'created_at' });
 }
 
 /**
@@ -17,10 +17,14 @@ export function requestSource(store: Store): ListSource<RequestRecord> {
  * may be kept.
  */
 export function jobSource(store: Store, showCreated: () => boolean, open: Pick<OpenWork, 'jobsWithStatus' | 'jobsByCreation'>): ListSource<JobRecord> {
-  const base = collectionSource(store.collection(jobs), { id: null, carrier_id: 'carrier_id', request_id: 'request_id', status: 'status' });
+  const base = collectionSource(store.collection(jobs), { id: null, carrier_id: 'carrier_id', request_id: 'request_id', status: 'status' }, { created_at: 'created_at' });
   const visible = function* (rows: Iterable<JobRecord>) {
     const all = showCreated();
     for (const j of rows) if (all || j.status !== 'CREATED') yield j;
+  };
+  const visibleRuns = function* (runs: Iterable<readonly JobRecord[]>) {
+    if (showCreated()) return yield* runs;
+    for (const run of runs) yield run.filter((j) => j.status !== 'CREATED');
   };
   // The open statuses asked for, shown ones only (CREATED when the setting says so).
   const openStatuses = (values: readonly unknown[]): JobStatus[] | undefined => {
@@ -55,6 +59,11 @@ export function jobSource(store: Store, showCreated: () => boolean, open: Pick<O
       return statuses?.reduce((n, s) => n + open.jobsByCreation(s).length, 0);
     },
     scan: () => visible(base.scan()),
+    ordered(field, descending) {
+      const runs = base.ordered!(field, descending);
+      return runs && visibleRuns(runs);
+    },
+    rank: base.rank!,
     // The jobs scan gives: all of them, less the internal plans unless the setting shows them.
     get size() {
       return base.size! - (showCreated() ? 0 : store.collection(jobs).countBy('status', 'CREATED'));

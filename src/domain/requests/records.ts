@@ -199,6 +199,8 @@ export const requests: CollectionDef<RequestRecord> = {
     { name: 'open', of: (r) => (isFinalRequest(r.status) ? undefined : 1) },
     { name: 'idempotency_key', of: (r) => r.idempotency_key ?? undefined, unique: true },
     { name: 'status', of: (r) => r.status },
+    // GET /requests, newest first by default: a page read from the end of it, not every request sorted.
+    { name: 'created_at', of: (r) => r.created_at },
   ],
 };
 
@@ -215,6 +217,8 @@ export const jobs: CollectionDef<JobRecord> = {
     // POST /requests asks, for each candidate carrier inside its write transaction, whether open
     // work holds it: by `carrier_id` that decoded every job the carrier ever had (issue 22).
     { name: 'open_carrier', of: (j) => (isFinalJob(j.status) ? undefined : j.carrier_id ?? undefined) },
+    // GET /jobs, newest first by default: a page read from the end of it, not every job sorted.
+    { name: 'created_at', of: (j) => j.created_at },
     // ... and which carriers are being set down in front of it in its lane: the running jobs by
     // the cell they take their carrier to, where that read every open job of the level.
     { name: 'coming_to', of: (j) => (comingTo(j) ? positionKey(j.level_id!, j.target!.x, j.target!.y) : undefined) },

@@ -37,7 +37,7 @@ const CREATE_PERMISSION: Record<InputKind, string> = {
   UNCHARGING: 'requests:system_control',
 };
 
-const REQUEST_FIELDS: FieldTable<RequestRecord> = {
+export const REQUEST_FIELDS: FieldTable<RequestRecord> = {
   id: { type: 'string', filters: ['eq', 'in'], indexed: true },
   counter: { type: 'integer', filters: ['eq'] },
   placing_pos: { type: 'integer', filters: ['eq'] },
