@@ -29,6 +29,7 @@ import { parseArgs } from 'node:util';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { generateSite } from '../src/domain/site/generate.js';
 import { indexDbName } from '../src/store/collection.js';
+import { structuresKey } from '../src/store/store.js';
 import { eachLogLine } from './log-lines.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -217,10 +218,13 @@ async function pageOf(pathAndQuery: string): Promise<{ total: number; items: unk
 // The daemon's environment, read-only, with the options of src/store/store.ts (lmdb-js needs
 // the same ones in every process that opens it).
 const env: RootDatabase = open({ path: path.join(stateDir, 'db', 'warehouse.mdb'), readOnly: true, maxDbs: 128, compression: false });
+// Records name their fields by structures the store keeps in its meta database.
+const meta = env.openDB<unknown, string>({ name: 'meta' });
+const records = <K extends string | number>(name: string) => env.openDB<Record<string, unknown>, K>({ name, getStructures: () => meta.get(structuresKey(name)) } as never);
 const db = {
-  boxes: env.openDB<Record<string, unknown>, number>({ name: 'boxes' }),
-  carriers: env.openDB<Record<string, unknown>, string>({ name: 'carriers' }),
-  skus: env.openDB<Record<string, unknown>, string>({ name: 'skus' }),
+  boxes: records<number>('boxes'),
+  carriers: records<string>('carriers'),
+  skus: records<string>('skus'),
 };
 // A secondary index is a database of [value, primary key] keys (src/store/collection.ts).
 type IndexDb = Database<number, [string | number, string | number]>;

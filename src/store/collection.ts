@@ -36,6 +36,17 @@ export interface IndexDef<T> {
   unique?: boolean;
 }
 
+/**
+ * msgpackr's hooks for structures shared by a database's records (each record then names its
+ * field list by a number instead of carrying the names): `getStructures` reads the stored
+ * lists, `saveStructures` stores a longer one inside the current write, or answers false
+ * when another writer stored one meanwhile (msgpackr then merges and encodes again).
+ */
+export interface SharedStructures {
+  getStructures(): unknown;
+  saveStructures(structures: unknown[], isCompatible: (existing: unknown) => boolean): boolean;
+}
+
 /** The definition of a collection: its name, primary key and indexes. */
 export interface CollectionDef<T> {
   name: string;
@@ -54,8 +65,10 @@ export class Collection<T> {
     private readonly inWrite: () => boolean,
     /** Notes a key the current write changed (the store announces it once the write is durable). */
     private readonly touched: (key: Key) => void = () => undefined,
+    /** Where msgpackr keeps the field-name lists its records share (`SharedStructures`); none: each record carries its own. */
+    structures?: SharedStructures,
   ) {
-    this.records = root.openDB<T, Key>({ name: def.name });
+    this.records = root.openDB<T, Key>({ name: def.name, ...structures });
     for (const index of def.indexes ?? []) {
       const db = root.openDB<number, [IndexValue, Key]>({ name: indexDbName(def.name, index.name), encoding: 'ordered-binary' });
       this.indexes.set(index.name, { def: index, db });
@@ -75,6 +88,18 @@ export class Collection<T> {
   /** Whether the collection has an index of this name. */
   hasIndex(name: string): boolean {
     return this.indexes.has(name);
+  }
+
+  /**
+   * Drops the shared structures this thread holds in memory, so they are read again from the
+   * store before the next record is encoded or an unknown one decoded. After a write that was
+   * rolled back: a structure it added lives on in memory though it was never stored, and a
+   * record encoded with it later would be unreadable (or, once another writer stores a
+   * different structure under that number, misread).
+   */
+  forgetStructures(): void {
+    const { encoder } = this.records as unknown as { encoder?: { structures?: unknown[] } };
+    if (encoder?.structures) encoder.structures = Object.assign([], { uninitialized: true, sharedLength: 0 });
   }
 
   /** Primary keys of the records found under `value` in index `name`. */

@@ -81,4 +81,9 @@ export const MIGRATIONS: readonly Migration[] = [
       for (const c of store.registered()) if (c.def.name === 'requests' || c.def.name === 'jobs') c.rebuildIndexes();
     },
   },
+  {
+    version: 7,
+    description: 'records written from now on name their fields by shared msgpackr structures kept in meta; older records stay as they are, and a build before this one must not read the store (it would misread the new records)',
+    up: () => undefined,
+  },
 ];

@@ -7,7 +7,7 @@ import './string-decoding.js';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
-import { Collection, type CollectionDef, type Key } from './collection.js';
+import { Collection, type CollectionDef, type Key, type SharedStructures } from './collection.js';
 import { hasRoom, storageFault, type StorageFaultError } from './storage-fault.js';
 
 /** One step of the schema; `up` runs inside a write transaction. */
@@ -68,6 +68,9 @@ interface WriteRun {
   result: unknown;
 }
 
+/** The meta database's key of the shared msgpackr structures of collection `name`'s records. */
+export const structuresKey = (name: string): string => `structures:${name}`;
+
 /** Schema version of this build; a store written by a newer build is refused. */
 const META_SCHEMA_VERSION = 'schema_version';
 
@@ -90,6 +93,8 @@ export class Store {
   private fault: StorageFaultError | undefined;
   private readonly faultListeners = new Set<(fault: StorageFaultError | undefined) => void>();
   private readonly holdListeners = new Set<(ms: number, writes: number) => void>();
+  /** A shared structure was stored in the transaction being written (its rollback must make every collection read them again). */
+  private structuresSaved = false;
 
   private constructor(options: StoreOptions) {
     mkdirSync(options.dir, { recursive: true, mode: 0o700 });
@@ -133,10 +138,31 @@ export class Store {
         let keys = this.changed.get(name);
         if (!keys) this.changed.set(name, (keys = new Set()));
         keys.add(key);
-      });
+      }, this.sharedStructures(name));
       this.collections.set(def.name, c);
     }
     return c as Collection<T>;
+  }
+
+  /**
+   * Where the records of collection `name` keep their shared msgpackr structures: in the meta
+   * database, not among the records, which scans, counts and indexes read. Decoding a record
+   * with shared structures costs a seventh of decoding one that carries its field names
+   * (docs/benchmarks.md, "Seventh round"). A structure is stored in the transaction of the
+   * first record that uses it, so any reader that sees the record sees it too.
+   */
+  private sharedStructures(name: string): SharedStructures {
+    const key = structuresKey(name);
+    return {
+      getStructures: () => this.meta.get(key),
+      saveStructures: (structures, isCompatible) => {
+        if (this.writing === 0) throw new Error(`${name}: records are encoded only inside Store.write()`);
+        if (!isCompatible(this.meta.get(key))) return false;
+        this.meta.putSync(key, structures);
+        this.structuresSaved = true;
+        return true;
+      },
+    };
   }
 
   /**
@@ -172,6 +198,7 @@ export class Store {
     let threw: { error: unknown } | undefined;
     const began = performance.now();
     let held = 0;
+    if (this.writing === 0) this.structuresSaved = false;
     try {
       this.root.transactionSync(() => {
         for (const write of batch) {
@@ -198,6 +225,10 @@ export class Store {
       held = performance.now() - began;
       await this.root.flushed;
     } catch (err) {
+      if (this.structuresSaved) {
+        for (const c of this.collections.values()) c.forgetStructures();
+        this.structuresSaved = false;
+      }
       if (threw && batch.length > 1) {
         // Each alone, in the order asked: their transactions begin before this returns.
         await Promise.all(batch.map((write) => this.commit([write])));
