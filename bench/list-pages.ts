@@ -10,8 +10,9 @@
 //           the baseline is a read of every event, newest first, as the page counted its total
 //           before;
 //   requests and jobs  a request (with a job) committed, then `GET /requests?page=2&size=20` and
-//           `GET /jobs?page=2&size=20` (newest first by `created_at`, the routes' default sort);
-//           the baseline is a read of every request.
+//           `GET /jobs?page=2&size=20` (newest first by `created_at`, the routes' default sort),
+//           and the requests created since the thousandth newest (`created_at__gte`); the
+//           baseline is a read of every request.
 // Prints µs a page and the large / small ratio, which is about 1 when a page's cost is flat.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -128,7 +129,7 @@ function putRequest(store: Store, n: number): void {
 }
 
 /** µs a newest page of requests and of jobs (a request written before each), and µs a read of every request, on a store of `size` requests with a job each. */
-async function measureRequests(size: number): Promise<{ requests: number; jobs: number; readAll: number }> {
+async function measureRequests(size: number): Promise<{ requests: number; jobs: number; recent: number; readAll: number }> {
   const dir = mkdtempSync(path.join(tmpdir(), 'wh-bench-request-pages-'));
   const store = await Store.open({ dir }, [requests as never, jobs as never]);
   for (let from = 0; from < size; from += 10_000) {
@@ -139,7 +140,7 @@ async function measureRequests(size: number): Promise<{ requests: number; jobs: 
   const work = new OpenWork(store, [1]);
   const sources = { requests: [requestSource(store), REQUEST_FIELDS], jobs: [jobSource(store, () => false, work), JOB_FIELDS] } as const;
   let added = size;
-  const out = { requests: 0, jobs: 0, readAll: 0 };
+  const out = { requests: 0, jobs: 0, recent: 0, readAll: 0 };
   for (const name of ['requests', 'jobs'] as const) {
     const [source, fields] = sources[name];
     const query = parseListQuery(fields as typeof REQUEST_FIELDS, { page: '2', size: '20' }, { ...options, defaultSort: '-created_at' });
@@ -153,8 +154,19 @@ async function measureRequests(size: number): Promise<{ requests: number; jobs: 
     }
     out[name] = (spent * 1000) / PAGES;
   }
-  const passes = Math.max(3, Math.round(PAGES / 100));
   let spent = 0;
+  for (let i = 0; i < PAGES; i++) {
+    await store.write(() => putRequest(store, added++));
+    const since = new Date(request(added - 1000).created_at).toISOString();
+    const query = parseListQuery(REQUEST_FIELDS, { created_at__gte: since, page: '2', size: '20' }, { ...options, defaultSort: '-created_at' });
+    const t0 = performance.now();
+    const page = executeList(REQUEST_FIELDS, sources.requests[0], query);
+    spent += performance.now() - t0;
+    if (page.total !== 1000 || page.items.length !== 20) throw new Error(`recent requests: ${page.total}`);
+  }
+  out.recent = (spent * 1000) / PAGES;
+  const passes = Math.max(3, Math.round(PAGES / 100));
+  spent = 0;
   for (let i = 0; i < passes; i++) {
     await store.write(() => putRequest(store, added++));
     const t0 = performance.now();
@@ -183,4 +195,5 @@ line('GET /events?page=2&size=20', smallEvents.page, largeEvents.page);
 line('baseline: every event read', smallEvents.readAll, largeEvents.readAll);
 line('GET /requests?page=2&size=20', smallRequests.requests, largeRequests.requests);
 line('GET /jobs?page=2&size=20', smallRequests.jobs, largeRequests.jobs);
+line('GET /requests?created_at__gte= (1,000 newest)', smallRequests.recent, largeRequests.recent);
 line('baseline: every request read', smallRequests.readAll, largeRequests.readAll);

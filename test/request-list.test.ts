@@ -54,6 +54,12 @@ t.test('pages read by creation are the pages sorted from every record, through c
     {}, { size: '3', page: '2' }, { size: '7', page: '4' }, { page: '999' }, { sort_by: 'created_at', size: '5', page: '2' }, { sort_by: '-created_at,-updated_at', size: '4' },
     { sort_by: 'created_at,-id', size: '6', page: '3' }, { status__eq: 'SUCCEEDED', size: '4', page: '2' }, { status__in: ['CANCELLED', 'ABORTED'], size: '3' },
     { created_at__gte: '1970-01-01T00:00:00.003Z', size: '5', page: '2' }, { type__eq: 'FETCH', size: '2' }, { request_id__eq: 'R-3' }, { carrier_id__in: ['C1', 'C2'], size: '3' },
+    // Ranges of creation read from the index: either end, both, with a status, sorted otherwise, empty.
+    { created_at__lte: '1970-01-01T00:00:00.002Z', size: '4', page: '2' }, { created_at__gte: '1970-01-01T00:00:00.002Z', created_at__lte: '1970-01-01T00:00:00.005Z', size: '6' },
+    { created_at__gte: '1970-01-01T00:00:00.001Z', created_at__lte: '1970-01-01T00:00:00.006Z', sort_by: 'created_at', size: '3', page: '2' },
+    { created_at__gte: '1970-01-01T00:00:00.006Z', status__eq: 'SUCCEEDED' }, { created_at__gte: '1970-01-01T00:00:00.001Z', status__in: ['ACCEPTED', 'EXECUTING'], size: '2', page: '2' },
+    { created_at__lte: '1970-01-01T00:00:00.006Z', sort_by: '-updated_at,id', size: '5', page: '2' }, { created_at__gte: '1970-01-01T00:00:00.005Z', created_at__lte: '1970-01-01T00:00:00.004Z' },
+    { created_at__gte: '1970-01-01T00:00:00.003Z', updated_at__lte: '1970-01-01T00:00:00.006Z', size: '3' },
   ];
   let n = 0;
   let compared = 0;
@@ -106,8 +112,8 @@ t.test('the newest page reads its rows, and counts all of them without reading t
   const c = store.collection(requests);
   let read = 0;
   const original = { runsBy: c.runsBy, scan: c.scan, get: c.get };
-  c.runsBy = function* (name, descending) {
-    for (const run of original.runsBy.call(c, name, descending)) yield ((read += run.length), run);
+  c.runsBy = function* (name, descending, bounds) {
+    for (const run of original.runsBy.call(c, name, descending, bounds)) yield ((read += run.length), run);
   };
   c.scan = function* () {
     for (const r of original.scan.call(c)) yield (read++, r);
@@ -123,6 +129,15 @@ t.test('the newest page reads its rows, and counts all of them without reading t
   const succeeded = executeList(REQUEST_FIELDS, source, parseListQuery(REQUEST_FIELDS, { status__eq: 'SUCCEEDED', size: '10' }, options));
   t.same(succeeded.items.map((r) => r.counter), Array.from({ length: 10 }, (_, i) => 299 - i));
   t.equal(read, 10, 'a status most requests have: its first page read from the top, its total from the status index');
+  read = 0;
+  const recent = executeList(REQUEST_FIELDS, source, parseListQuery(REQUEST_FIELDS, { created_at__gte: new Date(1000 + 280).toISOString(), size: '5', page: '2' }, options));
+  t.equal(recent.total, 20, 'the requests since an instant, counted by the index');
+  t.same(recent.items.map((r) => r.counter), [294, 293, 292, 291, 290]);
+  t.equal(read, 10, 'the first two pages of them read, no more');
+  read = 0;
+  const span = executeList(REQUEST_FIELDS, source, parseListQuery(REQUEST_FIELDS, { created_at__gte: new Date(1000 + 100).toISOString(), created_at__lte: new Date(1000 + 109).toISOString(), sort_by: 'counter' }, options));
+  t.same(span.items.map((r) => r.counter), [100, 101, 102, 103, 104, 105, 106, 107, 108, 109], 'a span of instants, sorted by another field');
+  t.equal(read, 10, 'only its rows read');
 });
 
 t.test('a store written before the index gets it on its next start', async (t) => {

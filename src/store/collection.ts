@@ -110,6 +110,11 @@ export class Collection<T> {
     return out;
   }
 
+  /** Number of records whose value in index `name` lies within `bounds`, without reading them. */
+  countWithin(name: string, bounds: ValueBounds): number {
+    return this.index(name).getKeysCount(boundedRange(bounds, false));
+  }
+
   /** Number of records under `value` in index `name`, without reading them. */
   countBy(name: string, value: IndexValue): number {
     return this.index(name).getKeysCount(rangeOf(value));
@@ -126,10 +131,11 @@ export class Collection<T> {
   /**
    * Every record in the order of index `name`'s values, as runs of records under one value,
    * each run in key order; `descending` walks the values from the last (the runs keep key
-   * order). Lazy: a reader that stops early reads only the records it took.
+   * order). With `bounds`, only the values from `low` to `high` (both included; either may be
+   * absent). Lazy: a reader that stops early reads only the records it took.
    */
-  *runsBy(name: string, descending: boolean): Iterable<T[]> {
-    const range = this.index(name).getKeys({ reverse: descending });
+  *runsBy(name: string, descending: boolean, bounds: ValueBounds = {}): Iterable<T[]> {
+    const range = this.index(name).getKeys({ ...boundedRange(bounds, descending), reverse: descending });
     let value: IndexValue | undefined;
     let keys: Key[] = [];
     const run = (): T[] => {
@@ -246,6 +252,20 @@ export function compareKeys(a: string, b: string): number {
     return x - y;
   }
   return a.length - b.length;
+}
+
+/** Index values from `low` to `high`, both included; an absent one does not bound. */
+export interface ValueBounds {
+  low?: IndexValue;
+  high?: IndexValue;
+}
+
+/** The key range of the entries within `bounds`, given from the end it is walked from. */
+function boundedRange({ low, high }: ValueBounds, descending: boolean): { start?: IndexValue[]; end?: IndexValue[] } {
+  // [v] sorts before every [v, key], and [v, LAST_KEY] after them; the end is not included.
+  const lower = low === undefined ? undefined : [low];
+  const upper = high === undefined ? undefined : [high, LAST_KEY];
+  return descending ? { ...(upper && { start: upper }), ...(lower && { end: lower }) } : { ...(lower && { start: lower }), ...(upper && { end: upper }) };
 }
 
 /** The key range of every entry under one index value. */

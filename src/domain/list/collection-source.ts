@@ -16,6 +16,22 @@ export function collectionSource<T>(collection: Collection<T>, indexes: Record<s
       ordered: (field: string, descending: boolean) => (field in orders ? collection.runsBy(orders[field]!, descending) : undefined),
       // The store's order is its keys' order: ties are broken by the key itself.
       rank: (row: T) => key(row),
+      within(field: string, low: unknown, high: unknown) {
+        if (!(field in orders)) return undefined;
+        const index = orders[field]!;
+        const bounds = { low: low as IndexValue | undefined, high: high as IndexValue | undefined };
+        const all = () => [...collection.runsBy(index, false, bounds)].flat();
+        return {
+          *[Symbol.iterator]() {
+            for (const run of collection.runsBy(index, false, bounds)) yield* run;
+          },
+          toArray: all,
+          inOrderOf: (name: string, descending: boolean) => (name === field ? collection.runsBy(index, descending, bounds) : undefined),
+          get size() {
+            return collection.countWithin(index, bounds);
+          },
+        };
+      },
     }),
     lookup(field, values) {
       if (!(field in indexes)) return undefined;

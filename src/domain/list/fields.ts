@@ -67,6 +67,12 @@ export interface ListSource<T> {
    * the field matches); undefined when the field has no index.
    */
   lookup(field: string, values: readonly unknown[]): Iterable<T> | GatheredRows<T> | OrderedRows<T> | undefined;
+  /**
+   * Rows whose `field` lies from `low` to `high`, both included, either absent (exactly the
+   * rows `gte`/`lte` filters on it match), from an index that keeps the field in order;
+   * `size` when known without reading them. Undefined when the source keeps no such index.
+   */
+  within?(field: string, low: unknown, high: unknown): (OrderedRows<T> & { readonly size?: number }) | undefined;
   /** Every row. */
   scan(): Iterable<T>;
   /** How many rows `lookup` would give, without reading them (lets an unsorted page stop early). */

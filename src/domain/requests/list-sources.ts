@@ -64,6 +64,19 @@ export function jobSource(store: Store, showCreated: () => boolean, open: Pick<O
       return runs && visibleRuns(runs);
     },
     rank: base.rank!,
+    within(field, low, high) {
+      const rows = base.within!(field, low, high);
+      if (rows === undefined || showCreated()) return rows;
+      // The index counts the hidden plans too: the rows are counted by reading them.
+      return {
+        [Symbol.iterator]: () => visible(rows)[Symbol.iterator](),
+        toArray: () => rows.toArray().filter((j) => j.status !== 'CREATED'),
+        inOrderOf: (name, descending) => {
+          const runs = rows.inOrderOf(name, descending);
+          return runs && visibleRuns(runs);
+        },
+      };
+    },
     // The jobs scan gives: all of them, less the internal plans unless the setting shows them.
     get size() {
       return base.size! - (showCreated() ? 0 : store.collection(jobs).countBy('status', 'CREATED'));
