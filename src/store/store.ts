@@ -147,7 +147,7 @@ export class Store {
   /**
    * Where the records of collection `name` keep their shared msgpackr structures: in the meta
    * database, not among the records, which scans, counts and indexes read. Decoding a record
-   * with shared structures costs a seventh of decoding one that carries its field names
+   * with shared structures costs a sixth of decoding one that carries its field names
    * (docs/benchmarks.md, "Seventh round"). A structure is stored in the transaction of the
    * first record that uses it, so any reader that sees the record sees it too.
    */
