@@ -119,6 +119,26 @@ t.test('a rolled-back write leaves no structure that a later record points to', 
   t.same(await readAfresh(dir), [job('J-2', 2), { ...other('S-2'), extra: true }, other('S-3')], 'read back by a store that loads the structures');
 });
 
+t.test('a write rolled back after a write inside it was: no structure of either is left behind', async (t) => {
+  const dir = tempDir(t);
+  const store = await Store.open({ dir }, [things as never], MIGRATIONS);
+  const c = store.collection(things);
+  await t.rejects(store.write(() => {
+    c.put(job('J-1', 1));
+    // A service that writes, called by one that writes: a child transaction, rolled back alone.
+    store.write(() => {
+      c.put(other('S-1'));
+      throw new Error('inner refused');
+    }).catch(() => undefined);
+    // Encoded after the child's rollback: with the structures read again inside this transaction.
+    c.put(job('J-3', 3));
+    throw new Error('outer refused');
+  }), /outer refused/);
+  await store.write(() => c.put(job('J-2', 2)));
+  t.same(await readAfresh(dir), [job('J-2', 2)], 'read by a store that loads the structures');
+  await store.close();
+});
+
 t.test('two writers on one environment: each reads what the other wrote, also after a rollback', async (t) => {
   const dir = tempDir(t);
   const api = await Store.open({ dir }, [things as never], MIGRATIONS);

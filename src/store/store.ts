@@ -225,10 +225,8 @@ export class Store {
       held = performance.now() - began;
       await this.root.flushed;
     } catch (err) {
-      if (this.structuresSaved) {
-        for (const c of this.collections.values()) c.forgetStructures();
-        this.structuresSaved = false;
-      }
+      // A child's rollback keeps the flag: what the outer transaction stored may still be rolled back.
+      if (this.structuresSaved) for (const c of this.collections.values()) c.forgetStructures();
       if (threw && batch.length > 1) {
         // Each alone, in the order asked: their transactions begin before this returns.
         await Promise.all(batch.map((write) => this.commit([write])));
