@@ -1,7 +1,8 @@
 // GET /requests and GET /jobs are newest first by default (spec 2.15, 2.16): their pages are
 // read from the end of the store's index by creation (issue 22), not sorted from every
-// record. The same pages as sorting every record gives, ties included; a page reads its rows
-// and no more; and a store written before the index gets it on its next start.
+// record, and their changes since an instant from the index by change. The same pages as
+// sorting every record gives, ties included; a page reads its rows and no more; and a store
+// written before the indexes gets them on its next start.
 import t, { type Test } from 'tap';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -60,6 +61,9 @@ t.test('pages read by creation are the pages sorted from every record, through c
     { created_at__gte: '1970-01-01T00:00:00.006Z', status__eq: 'SUCCEEDED' }, { created_at__gte: '1970-01-01T00:00:00.001Z', status__in: ['ACCEPTED', 'EXECUTING'], size: '2', page: '2' },
     { created_at__lte: '1970-01-01T00:00:00.006Z', sort_by: '-updated_at,id', size: '5', page: '2' }, { created_at__gte: '1970-01-01T00:00:00.005Z', created_at__lte: '1970-01-01T00:00:00.004Z' },
     { created_at__gte: '1970-01-01T00:00:00.003Z', updated_at__lte: '1970-01-01T00:00:00.006Z', size: '3' },
+    // What changed since an instant (an integration's poll), and the order of change.
+    { updated_at__gte: '1970-01-01T00:00:00.005Z', size: '4' }, { updated_at__gte: '1970-01-01T00:00:00.003Z', sort_by: 'updated_at', size: '3', page: '2' },
+    { sort_by: '-updated_at', size: '5', page: '3' }, { updated_at__lte: '1970-01-01T00:00:00.002Z', status__eq: 'SUCCEEDED', size: '3' },
   ];
   let n = 0;
   let compared = 0;
@@ -138,10 +142,17 @@ t.test('the newest page reads its rows, and counts all of them without reading t
   const span = executeList(REQUEST_FIELDS, source, parseListQuery(REQUEST_FIELDS, { created_at__gte: new Date(1000 + 100).toISOString(), created_at__lte: new Date(1000 + 109).toISOString(), sort_by: 'counter' }, options));
   t.same(span.items.map((r) => r.counter), [100, 101, 102, 103, 104, 105, 106, 107, 108, 109], 'a span of instants, sorted by another field');
   t.equal(read, 10, 'only its rows read');
+  await store.write(() => {
+    for (const i of [7, 150, 3]) c.put({ ...c.get(`R-${String(i).padStart(3, '0')}`)!, status: 'CANCELLED', updated_at: 5000 + i });
+  });
+  read = 0;
+  const changed = executeList(REQUEST_FIELDS, source, parseListQuery(REQUEST_FIELDS, { updated_at__gte: new Date(5000).toISOString(), sort_by: 'updated_at' }, options));
+  t.same(changed.items.map((r) => r.counter), [3, 7, 150], 'what changed since an instant, in the order it changed');
+  t.equal(read, 3, 'only those read');
 });
 
-t.test('a store written before the index gets it on its next start', async (t) => {
-  const without = <T>(def: CollectionDef<T>): CollectionDef<T> => ({ ...def, indexes: def.indexes!.filter((i) => i.name !== 'created_at') });
+t.test('a store written before the indexes gets them on its next start', async (t) => {
+  const without = <T>(def: CollectionDef<T>): CollectionDef<T> => ({ ...def, indexes: def.indexes!.filter((i) => i.name !== 'created_at' && i.name !== 'updated_at') });
   const before = MIGRATIONS.filter((m) => m.version <= 5);
   const { store: old, dir } = await openStore(t, [without(requests) as never, without(jobs) as never], before);
   await old.write(() => {
@@ -158,6 +169,7 @@ t.test('a store written before the index gets it on its next start', async (t) =
   const runs = [...store.collection(requests).runsBy('created_at', true)];
   t.same(runs.map((run) => run[0]!.created_at), [6, 5, 4, 3, 2, 1, 0], 'every instant, newest first');
   t.equal(runs.flat().length, 50, 'every request indexed');
+  t.equal([...store.collection(jobs).runsBy('updated_at', false)].flat().length, 50, 'every job indexed by its change too');
   for (const [name, fields, source] of [['requests', REQUEST_FIELDS, requestSource(store)], ['jobs', JOB_FIELDS, jobSource(store, () => false, work)]] as const) {
     const query = parseListQuery(fields as typeof REQUEST_FIELDS, { size: '8', page: '2' }, options);
     const walked = executeList(fields as typeof REQUEST_FIELDS, source as never, query, 'walk');

@@ -73,7 +73,7 @@ t.test('records written before shared structures stay readable, beside new ones,
   t.ok(storedBytes(dir, 'J-old-1').includes('request_id'), 'an old record carries its names');
 
   const store = await Store.open({ dir }, [things as never], MIGRATIONS);
-  t.equal(store.schemaVersion(), 7);
+  t.equal(store.schemaVersion(), MIGRATIONS.at(-1)!.version);
   const c = store.collection(things);
   // New records take shared structure numbers that the old records' own definitions also use.
   await store.write(() => {

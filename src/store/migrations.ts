@@ -86,4 +86,11 @@ export const MIGRATIONS: readonly Migration[] = [
     description: 'records written from now on name their fields by shared msgpackr structures kept in meta; older records stay as they are, and a build before this one must not read the store (it would misread the new records)',
     up: () => undefined,
   },
+  {
+    version: 8,
+    description: 'requests and jobs indexed by updated_at (a poll of what changed since an instant read every record)',
+    up: (store) => {
+      for (const c of store.registered()) if (c.def.name === 'requests' || c.def.name === 'jobs') c.rebuildIndexes();
+    },
+  },
 ];

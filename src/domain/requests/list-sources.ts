@@ -4,9 +4,12 @@ import { collectionSource, type ListSource, type OrderedRows } from '../list/ind
 import type { OpenWork } from './open-work.js';
 import { isFinalJob, jobs, requests, type JobRecord, type JobStatus, type RequestRecord } from './records.js';
 
-/** Requests, looked up by id or status and read by creation through the store's indexes. */
+/** The instants the store keeps requests and jobs in order of (list field to index). */
+const BY_TIME = { created_at: 'created_at', updated_at: 'updated_at' };
+
+/** Requests, looked up by id or status and read by creation or change through the store's indexes. */
 export function requestSource(store: Store): ListSource<RequestRecord> {
-  return collectionSource(store.collection(requests), { id: null, status: 'status' }, { created_at: 'created_at' });
+  return collectionSource(store.collection(requests), { id: null, status: 'status' }, BY_TIME);
 }
 
 /**
@@ -17,7 +20,7 @@ export function requestSource(store: Store): ListSource<RequestRecord> {
  * may be kept.
  */
 export function jobSource(store: Store, showCreated: () => boolean, open: Pick<OpenWork, 'jobsWithStatus' | 'jobsByCreation'>): ListSource<JobRecord> {
-  const base = collectionSource(store.collection(jobs), { id: null, carrier_id: 'carrier_id', request_id: 'request_id', status: 'status' }, { created_at: 'created_at' });
+  const base = collectionSource(store.collection(jobs), { id: null, carrier_id: 'carrier_id', request_id: 'request_id', status: 'status' }, BY_TIME);
   const visible = function* (rows: Iterable<JobRecord>) {
     const all = showCreated();
     for (const j of rows) if (all || j.status !== 'CREATED') yield j;

@@ -201,6 +201,8 @@ export const requests: CollectionDef<RequestRecord> = {
     { name: 'status', of: (r) => r.status },
     // GET /requests, newest first by default: a page read from the end of it, not every request sorted.
     { name: 'created_at', of: (r) => r.created_at },
+    // GET /requests?updated_at__gte=<the last poll>, an integration's poll of what changed: those alone read.
+    { name: 'updated_at', of: (r) => r.updated_at },
   ],
 };
 
@@ -219,6 +221,8 @@ export const jobs: CollectionDef<JobRecord> = {
     { name: 'open_carrier', of: (j) => (isFinalJob(j.status) ? undefined : j.carrier_id ?? undefined) },
     // GET /jobs, newest first by default: a page read from the end of it, not every job sorted.
     { name: 'created_at', of: (j) => j.created_at },
+    // GET /jobs?updated_at__gte=<the last poll>, an integration's poll of what changed: those alone read.
+    { name: 'updated_at', of: (j) => j.updated_at },
     // ... and which carriers are being set down in front of it in its lane: the running jobs by
     // the cell they take their carrier to, where that read every open job of the level.
     { name: 'coming_to', of: (j) => (comingTo(j) ? positionKey(j.level_id!, j.target!.x, j.target!.y) : undefined) },
