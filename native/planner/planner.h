@@ -65,6 +65,15 @@ struct Options {
   // so with a weight above 8 a bot takes an equally short way that needs a turn instead of
   // queueing into a jam. Staying never becomes cheaper than a move by it.
   uint8_t heatWeight = 0;
+  // Congestion in the distance tables (0: off; needs corridorGuidance): every `flowCostPeriod`
+  // steps the cost of a move becomes its guidance cost plus `flowCostWeight` eighths of a step
+  // times h / (1 - h), h the entered cell's congestion average (as for heatWeight, capped at
+  // 0.9), at most 15; so bots route round the places where queues keep forming, not only
+  // choose between moves of equal length. Held tables are searched again a few per step
+  // (`flowRefreshPerStep`), the bots keeping their old distances meanwhile.
+  uint32_t flowCostPeriod = 0;
+  uint8_t flowCostWeight = 0;
+  uint32_t flowRefreshPerStep = 256;
   // Upper bound of the distance-table cache (tables per goal cell and lifted state).
   size_t heuristicMemoryBytes = size_t{1} << 30;
   // A bot with a goal whose distance has not improved for this many steps counts as stalled
