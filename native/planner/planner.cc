@@ -838,6 +838,7 @@ class PlannerImpl {
       }
     }
     tables_.reweigh(std::move(cost));
+    ++counters_.flowUpdates;
   }
 
   // ---- the step ----

@@ -148,6 +148,7 @@ struct Counters {
   uint64_t pushes = 0;            // priority inheritance: a bot asked another to move away (first pass)
   uint64_t improvePasses = 0;     // extra PIBT passes run to improve a step's first answer
   uint64_t improveWins = 0;       // steps whose plan came from an extra pass (more progress)
+  uint64_t flowUpdates = 0;       // Options::flowCostPeriod: congestion put into the move costs
   uint64_t heuristicTables = 0;   // distance tables computed
   uint64_t heuristicEvictions = 0;
   uint64_t heuristicBytes = 0;    // now held
