@@ -92,7 +92,7 @@ const char* kUsage =
     "  --guidance N         one-way corridor preference, N = cost against the flow (0 off; LoRR default 8)\n"
     "  --lanes N            with guidance, lanes in open areas, N = cost against the lane (0 off; LoRR default 8)\n"
     "  --open-cost N        with guidance, cost of a move along its lane in open areas (LoRR 2024 default 2, else 1)\n"
-    "  --heat W             PIBT: congestion (bots standing in a cell lately) weighs W/8 steps in move choices (0 off; LoRR default 48 with robots on >= 10 % of the free cells)\n"
+    "  --heat W             PIBT: congestion (bots standing in a cell lately) weighs W/8 steps in move choices (0 off; LoRR default 48 with robots on >= 10 % of the free cells, 128 for LoRR 2023 ones)\n"
     "  --flow-cost W        congestion in the distance tables: a move costs W/8 x h/(1-h) more, h the entered cell's congestion (0 off; LoRR 2023 crowds 4, with --heat 128)\n"
     "  --flow-period P      with --flow-cost: steps between cost updates (100)\n"
     "  --flow-refresh N     with --flow-cost: tables searched again per step after an update (256)\n"

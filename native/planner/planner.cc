@@ -124,7 +124,7 @@ struct BotData {
   Goal goal;
   DistanceTables::Handle table = -1;
   bool tableLifted = false;
-  uint32_t tableVersion = 0;  // Options::flowCostPeriod: the table's version progress is judged by
+  uint32_t tableVersion = 0;  // Options::flowCostPeriod: the version of the table bestDist was measured in
   bool atGoal = false;  // for kept goals: reached and not left since
   bool unreachableReported = false;
   uint64_t elapsed = 0;  // steps with a goal and not at it: PIBT's priority
