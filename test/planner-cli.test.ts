@@ -324,6 +324,31 @@ t.test('congestion weight and open-area cost: every plan keeps the rules', async
   t.ok(reached > 0, `${reached} goals reached (fast-check seed 2326)`);
 });
 
+t.test('congestion in the distance tables: the costs follow the queues, and every plan keeps the rules', async (t) => {
+  // --flow-cost puts the cells' congestion average into the distance tables every --flow-period
+  // steps; held tables are searched again a few per step (--flow-refresh) while their bots keep
+  // steering by the old distances, and a bot's progress is judged against its table's version.
+  const args = ['--random', '--seed', '3', '--width', '20', '--height', '14', '--bots', '70', '--steps', '300', '--guidance', '8', '--lanes', '8', '--heat', '48'];
+  const flow = [...args, '--flow-cost', '32', '--flow-period', '25', '--flow-refresh', '4'];
+  const off = cli(args).out;
+  const on = cli(flow).out;
+  t.equal(on.validator.violations, 0);
+  t.equal(off.counters.flowUpdates, 0, 'off unless asked for');
+  t.equal(on.counters.flowUpdates, 12, 'one update every 25 steps');
+  t.ok(on.counters.heuristicTables > off.counters.heuristicTables, `tables searched again: ${on.counters.heuristicTables} against ${off.counters.heuristicTables}`);
+  t.not(on.checksum, off.checksum, 'the new costs changed where the bots went');
+  t.equal(cli(flow).out.checksum, on.checksum, 'deterministic');
+  t.ok(on.counters.goalsReached > 0.8 * off.counters.goalsReached, `goals reached: ${on.counters.goalsReached} against ${off.counters.goalsReached}`);
+  let reached = 0;
+  fc.assert(
+    fc.property(fc.record({ ...CHAOS_RUN, weight: fc.constantFrom('4', '32', '255') }), (p) => {
+      reached += validChaosRun(p.seed, p.durations, p.forbidCycles, ['--heat', '48', '--guidance', '8', '--lanes', '8', '--flow-cost', p.weight, '--flow-period', '20', '--flow-refresh', '3']).counters.goalsReached;
+    }),
+    { numRuns: 12, seed: 2351 },
+  );
+  t.ok(reached > 0, `${reached} goals reached under faults and barred cells (fast-check seed 2351)`);
+});
+
 t.test('2024 scheduler: a nearer robot takes a task not yet started, and the run stays valid', async (t) => {
   // --steal-margin: the displaced robot gets another task in the same step; a robot must never
   // be left holding a goal of a task it lost (its GoalReached would be counted for nobody).

@@ -53,6 +53,11 @@ struct Args {
   // whose pick-ups are all in the open strips, so through traffic there queues behind them; else 1)
   int openCost = -1;
   int heat = -1;  // PIBT: weight of the cells' congestion in move preferences: -1 mode default (LoRR: 48 when the robots take a tenth of the free cells or more, else 0), 0 off
+  // congestion in the distance tables, weight in eighths of a step: -1 mode default (LoRR 2023
+  // crowds 4, with --heat 128; else off), 0 off
+  int flowCost = -1;
+  int flowPeriod = 100;  // steps between its updates
+  int flowRefresh = 256; // tables searched again per step after an update
   int lanes = -1;  // open-area lanes with guidance: -1 mode default (LoRR 8), 0 off, >1 the against-lane cost
   int64_t queuePenalty = 150;  // 2024 scheduler: cost per robot already heading to the same first errand
   int64_t stealMargin = 20;    // 2024 scheduler: a robot this much nearer takes a task not yet started (0 off)
@@ -87,7 +92,10 @@ const char* kUsage =
     "  --guidance N         one-way corridor preference, N = cost against the flow (0 off; LoRR default 8)\n"
     "  --lanes N            with guidance, lanes in open areas, N = cost against the lane (0 off; LoRR default 8)\n"
     "  --open-cost N        with guidance, cost of a move along its lane in open areas (LoRR 2024 default 2, else 1)\n"
-    "  --heat W             PIBT: congestion (bots standing in a cell lately) weighs W/8 steps in move choices (0 off; LoRR default 48 with robots on >= 10 % of the free cells)\n"
+    "  --heat W             PIBT: congestion (bots standing in a cell lately) weighs W/8 steps in move choices (0 off; LoRR default 48 with robots on >= 10 % of the free cells, 128 for LoRR 2023 ones)\n"
+    "  --flow-cost W        congestion in the distance tables: a move costs W/8 x h/(1-h) more, h the entered cell's congestion (0 off; LoRR 2023 crowds 4, with --heat 128)\n"
+    "  --flow-period P      with --flow-cost: steps between cost updates (100)\n"
+    "  --flow-refresh N     with --flow-cost: tables searched again per step after an update (256)\n"
     "  --steal-margin M     2024 scheduler: a free robot M cells nearer takes a task whose robot has not reached its first errand (20; 0 off)\n"
     "  --queue-penalty N    2024 scheduler: extra cost per robot already bound for a task's first errand (150)\n"
     "  --ascii PATH         write the final state as text: # blocked, arrows bots by heading, * goals\n"
@@ -134,6 +142,9 @@ bool parse(int argc, char** argv, Args& a) {
     else if (k == "--lanes") a.lanes = std::atoi(val());
     else if (k == "--open-cost") a.openCost = std::atoi(val());
     else if (k == "--heat") a.heat = std::atoi(val());
+    else if (k == "--flow-cost") a.flowCost = std::atoi(val());
+    else if (k == "--flow-period") a.flowPeriod = std::atoi(val());
+    else if (k == "--flow-refresh") a.flowRefresh = std::atoi(val());
     else if (k == "--steal-margin") a.stealMargin = std::strtoll(val(), nullptr, 10);
     else if (k == "--queue-penalty") a.queuePenalty = std::strtoll(val(), nullptr, 10);
     else if (k == "--help" || k == "-h") {
@@ -288,6 +299,7 @@ struct Harness {
            ",\"escapesDone\":" + std::to_string(c.escapesDone) + ",\"escapesAborted\":" + std::to_string(c.escapesAborted) +
            ",\"escapesUnsolved\":" + std::to_string(c.escapesUnsolved) + ",\"pushes\":" + std::to_string(c.pushes) +
            ",\"improvePasses\":" + std::to_string(c.improvePasses) + ",\"improveWins\":" + std::to_string(c.improveWins) +
+           ",\"flowUpdates\":" + std::to_string(c.flowUpdates) +
            ",\"heuristicTables\":" + std::to_string(c.heuristicTables) + ",\"heuristicEvictions\":" + std::to_string(c.heuristicEvictions) +
            ",\"heuristicMB\":" + num(static_cast<double>(c.heuristicBytes) / 1048576.0, 1) + "}";
   }
@@ -352,6 +364,9 @@ Options optionsFrom(const Args& a, bool rotations, bool guidanceByDefault) {
   if (a.lanes > 1 || (a.lanes < 0 && guidanceByDefault)) o.openLaneCost = static_cast<uint8_t>(a.lanes > 1 ? a.lanes : 8);
   o.heatWeight = static_cast<uint8_t>(std::clamp(std::max(a.heat, 0), 0, 255));
   if (a.openCost > 0) o.openMoveCost = static_cast<uint8_t>(std::clamp(a.openCost, 1, 15));
+  o.flowCostWeight = static_cast<uint8_t>(std::clamp(std::max(a.flowCost, 0), 0, 255));
+  o.flowCostPeriod = static_cast<uint32_t>(std::max(a.flowPeriod, 1));
+  o.flowRefreshPerStep = static_cast<uint32_t>(std::max(a.flowRefresh, 1));
   return o;
 }
 
@@ -446,6 +461,13 @@ int runLorr(const Args& a) {
     size_t freeCells = 0;
     for (uint8_t f : grid.flags) freeCells += (f & kBlocked) ? 0 : 1;
     lorrOptions.heatWeight = n * 10 >= freeCells ? 48 : 0;
+  }
+  if (a.flowCost < 0 && !inst.v2024 && lorrOptions.heatWeight > 0 && lorrOptions.corridorGuidance) {
+    // LoRR 2023 crowds (MR23-I-10): congestion in the distance tables sends bots round the top
+    // strip's queues, and with it a heavier local weight holds (issue 23, fifth round: 28.1 ->
+    // 31.4 errands/step at 5,000 steps; the weight of 128 alone falls after 2,500 steps)
+    lorrOptions.flowCostWeight = 4;
+    if (a.heat < 0) lorrOptions.heatWeight = 128;
   }
   Harness h(grid, lorrOptions, a.validate, a.stepLimitMs);
   for (size_t i = 0; i < n; ++i) h.add(static_cast<BotId>(i), State{inst.starts[i], Heading::East, false});

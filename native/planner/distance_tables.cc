@@ -17,6 +17,27 @@ void DistanceTables::setMoveCosts(std::vector<uint8_t> moveCost) {
   researchHeld();
 }
 
+void DistanceTables::reweigh(std::vector<uint8_t> moveCost) {
+  cost_ = std::move(moveCost);
+  const size_t tableBytes = cellOf_.size() * sizeof(uint16_t);
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    Slot& s = slots_[i];
+    if (!s.live) continue;
+    if (s.holders > 0) {
+      if (!s.stale) stale_.push_back(static_cast<Handle>(i));
+      s.stale = true;
+    } else {
+      byKey_.erase(keyOf(s.goal, s.lifted));
+      s.live = false;
+      s.stale = false;
+      s.dist.clear();
+      s.dist.shrink_to_fit();
+      bytes_ -= tableBytes;
+      freeSlots_.push_back(static_cast<Handle>(i));
+    }
+  }
+}
+
 void DistanceTables::researchHeld() {
   const size_t tableBytes = cellOf_.size() * sizeof(uint16_t);
   bytes_ = 0;
@@ -119,6 +140,7 @@ void DistanceTables::release(Handle h) {
 // Breadth-first search back from the goal. A step from n into x is allowed when x is free and,
 // for a loaded bot, not barred; so the search expands from x only if x may be entered.
 void DistanceTables::search(Slot& s) {
+  ++s.version;
   if (!cost_.empty()) {
     searchWeighted(s);
     return;
@@ -217,9 +239,9 @@ void DistanceTables::setCellFlags(Cell cell, uint8_t flags) {
   researchHeld();
 }
 
-bool DistanceTables::refresh(std::chrono::steady_clock::time_point stopAt) {
-  while (!stale_.empty()) {
-    if (std::chrono::steady_clock::now() > stopAt) return false;
+bool DistanceTables::refresh(std::chrono::steady_clock::time_point stopAt, size_t most) {
+  for (size_t done = 0; !stale_.empty(); ++done) {
+    if (done >= most || std::chrono::steady_clock::now() > stopAt) return false;
     Slot& s = slots_[static_cast<size_t>(stale_.back())];
     stale_.pop_back();
     if (s.live && s.stale) search(s);

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstddef>
 #include <unordered_map>
 #include <vector>
 
@@ -38,6 +39,13 @@ class DistanceTables {
   }
   /** Replaces the guidance costs (same layout as the constructor's); drops every table. */
   void setMoveCosts(std::vector<uint8_t> moveCost);
+  /** Replaces the guidance costs without searching now: held tables turn stale (still used: a
+   *  heuristic, never a rule) until refresh() searches them again, unheld ones are dropped. A
+   *  cost change every few hundred steps then costs a share of each step, not 10,000 searches
+   *  in one. */
+  void reweigh(std::vector<uint8_t> moveCost);
+  /** How many times the table was searched (so a holder can tell its distances changed). */
+  uint32_t version(Handle h) const { return slots_[static_cast<size_t>(h)].version; }
 
   /** Move cost from `cell` to the table's goal; kUnreachable if none (or `cell` is blocked). */
   uint16_t at(Handle h, Cell cell) const {
@@ -49,8 +57,8 @@ class DistanceTables {
    *  dropped. Barred when loaded only: loaded bots' tables are affected, held ones are marked
    *  stale (still usable: a heuristic, never a rule) until refresh(), the others dropped. */
   void setCellFlags(Cell cell, uint8_t flags);
-  /** Searches stale tables again until `stopAt`; true when none is left. */
-  bool refresh(std::chrono::steady_clock::time_point stopAt);
+  /** Searches stale tables again until `stopAt`, at most `most` of them; true when none is left. */
+  bool refresh(std::chrono::steady_clock::time_point stopAt, size_t most = SIZE_MAX);
 
   size_t bytes() const { return bytes_; }
   uint64_t computed() const { return computed_; }
@@ -65,6 +73,7 @@ class DistanceTables {
     bool stale = false;
     int32_t holders = 0;
     uint64_t lastUse = 0;
+    uint32_t version = 0;  // searches so far
     std::vector<uint16_t> dist;  // per free-cell index
   };
   void search(Slot& s);

@@ -6,6 +6,8 @@
 #include "rng.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <unordered_map>
 
@@ -122,6 +124,7 @@ struct BotData {
   Goal goal;
   DistanceTables::Handle table = -1;
   bool tableLifted = false;
+  uint32_t tableVersion = 0;  // Options::flowCostPeriod: the version of the table bestDist was measured in
   bool atGoal = false;  // for kept goals: reached and not left since
   bool unreachableReported = false;
   uint64_t elapsed = 0;  // steps with a goal and not at it: PIBT's priority
@@ -147,8 +150,11 @@ class PlannerImpl {
     const size_t cells = static_cast<size_t>(grid.width) * static_cast<size_t>(grid.height);
     occNow_.assign(cells, kNone);
     resNext_.assign(cells, kNone);
-    if (opt_.heatWeight) heat_.assign(cells, 0.0f);
+    if (flowCosts()) baseCost_ = corridorCosts(grid, options.againstFlowCost, options.openLaneCost, options.openMoveCost);
+    if (opt_.heatWeight || flowCosts()) heat_.assign(cells, 0.0f);
   }
+
+  bool flowCosts() const { return opt_.flowCostPeriod > 0 && opt_.flowCostWeight > 0 && opt_.corridorGuidance && opt_.againstFlowCost > 1; }
 
   Grid grid_;
   Options opt_;
@@ -162,6 +168,7 @@ class PlannerImpl {
   std::vector<int32_t> occNow_;   // cell -> bot at the current instant
   std::vector<int32_t> resNext_;  // cell -> bot at the next instant
   std::vector<float> heat_;       // Options::heatWeight: per cell, moving average of bots standing
+  std::vector<uint8_t> baseCost_; // Options::flowCostPeriod: the guidance costs congestion is added to
   std::vector<Cell> touchedNow_, touchedNext_;
   std::vector<int32_t> order_;
   std::vector<int32_t> stack_;
@@ -412,7 +419,7 @@ class PlannerImpl {
       // and preferring the step away would walk the bot off for good.
       uint32_t order = std::min<uint32_t>(m, 0xFFFF) * 64 + turns * 16 + static_cast<uint32_t>(rng_.next() & noiseMask);
       if (!opt_.rotations && occNow_[static_cast<size_t>(v)] != kNone) order += 8;  // prefer free cells
-      if (!heat_.empty()) cost = cost * kHeatScale + static_cast<uint32_t>(heat_[static_cast<size_t>(v)] * static_cast<float>(opt_.heatWeight));
+      if (opt_.heatWeight) cost = cost * kHeatScale + static_cast<uint32_t>(heat_[static_cast<size_t>(v)] * static_cast<float>(opt_.heatWeight));
       cand[n++] = {Action::Forward, v, static_cast<Heading>(d), cost, order};
     }
     if (pusher == kNone) {
@@ -421,7 +428,7 @@ class PlannerImpl {
         const uint32_t here = costFrom(b, c, hd);
         stay = here >= kInf ? kInf - 1 : (here == 0 || (c == b.goal.cell && goalActPending(b)) ? 0 : here + 1);
         // scaled like the moves, above any congestion a move at the same cost can carry
-        if (!heat_.empty() && stay != 0 && stay < kInf - 1) stay = stay * kHeatScale + opt_.heatWeight + 1u;
+        if (opt_.heatWeight && stay != 0 && stay < kInf - 1) stay = stay * kHeatScale + opt_.heatWeight + 1u;
       }
       cand[n++] = {Action::Wait, c, hd, stay, stay == 0 ? 0u : 0xFFFFFFFFu};
     }
@@ -812,6 +819,28 @@ class PlannerImpl {
     loadDecisions(best_);
   }
 
+  // ---- congestion in the distance tables (Options::flowCostPeriod) ----
+
+  /** Guidance costs plus the congestion of the cell each move enters: a queue whose cells are
+   *  taken a fraction h of the time costs about h / (1 - h) steps per cell to pass. */
+  void reweigh() {
+    std::vector<uint8_t> cost = baseCost_;
+    const float w = static_cast<float>(opt_.flowCostWeight) / static_cast<float>(kHeatScale);
+    const Cell cells = grid_.width * grid_.height;
+    for (Cell c = 0; c < cells; ++c) {
+      if (grid_.flags[static_cast<size_t>(c)] & kBlocked) continue;
+      for (int d = 0; d < 4; ++d) {
+        const Cell n = grid_.neighbour(c, static_cast<Heading>(d));
+        if (n < 0) continue;
+        const float h = std::min(heat_[static_cast<size_t>(n)], 0.9f);
+        uint8_t& k = cost[static_cast<size_t>(c) * 4 + static_cast<size_t>(d)];
+        k = static_cast<uint8_t>(std::min(15.0f, static_cast<float>(k) + std::round(w * h / (1.0f - h))));
+      }
+    }
+    tables_.reweigh(std::move(cost));
+    ++counters_.flowUpdates;
+  }
+
   // ---- the step ----
 
   void emit(EventKind kind, const BotData& b, int64_t at) {
@@ -827,7 +856,7 @@ class PlannerImpl {
     const uint64_t tenth = budget > 0 ? static_cast<uint64_t>(budget) / 10 : 0;
     const auto reserve = std::chrono::nanoseconds(std::max({guess, lastPibtNanos_ * 2, tenth}));
     const Deadline stopAt = deadline - reserve;
-    tables_.refresh(stopAt);
+    tables_.refresh(stopAt, flowCosts() ? opt_.flowRefreshPerStep : SIZE_MAX);
     uint32_t sinceCheck = 0;
     bool late = false;
     for (int32_t i : order_) {
@@ -848,6 +877,7 @@ class PlannerImpl {
       dropTable(b);
       b.table = tables_.acquire(b.goal.cell, b.state.lifted);
       b.tableLifted = b.state.lifted;
+      if (b.table >= 0) b.tableVersion = tables_.version(b.table);
     }
     counters_.heuristicTables = tables_.computed();
     counters_.heuristicEvictions = tables_.evicted();
@@ -943,6 +973,7 @@ class PlannerImpl {
       for (const BotData& b : bots_) {
         if (b.present && b.hasGoal && !b.running && b.next != Action::Forward && !goalActPending(b)) heat_[static_cast<size_t>(b.state.cell)] += 1.0f - kHeatDecay;
       }
+      if (flowCosts() && (t + 1) % static_cast<int64_t>(opt_.flowCostPeriod) == 0) reweigh();
     }
     // start the decided actions, report, advance
     for (BotData& b : bots_) {
@@ -1022,6 +1053,12 @@ class PlannerImpl {
       b.atGoal = false;
       ++b.elapsed;
       const uint32_t d = costFrom(b, b.state.cell, b.state.heading) + (goalActPending(b) ? 1u : 0u);
+      if (flowCosts() && b.table >= 0 && tables_.version(b.table) != b.tableVersion) {
+        // the table was searched again with new costs: its distances are not comparable with
+        // the best so far, which would make a bot look stalled; the stall clock runs on
+        b.tableVersion = tables_.version(b.table);
+        b.bestDist = d;
+      }
       if (d >= kInf && b.table >= 0) {
         if (!b.unreachableReported) {
           b.unreachableReported = true;
@@ -1160,7 +1197,10 @@ bool Planner::setCellFlags(Cell cell, uint8_t flags) {
   const bool reshaped = (p.grid_.flags[static_cast<size_t>(cell)] ^ flags) & kBlocked;
   p.grid_.flags[static_cast<size_t>(cell)] = flags;
   p.tables_.setCellFlags(cell, flags);
-  if (reshaped && p.opt_.corridorGuidance) p.tables_.setMoveCosts(corridorCosts(p.grid_, p.opt_.againstFlowCost, p.opt_.openLaneCost, p.opt_.openMoveCost));
+  if (reshaped && p.opt_.corridorGuidance) {
+    p.tables_.setMoveCosts(corridorCosts(p.grid_, p.opt_.againstFlowCost, p.opt_.openLaneCost, p.opt_.openMoveCost));
+    if (p.flowCosts()) p.baseCost_ = corridorCosts(p.grid_, p.opt_.againstFlowCost, p.opt_.openLaneCost, p.opt_.openMoveCost);  // congestion comes back at the next period
+  }
   return true;
 }
 

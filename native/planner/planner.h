@@ -65,6 +65,15 @@ struct Options {
   // so with a weight above 8 a bot takes an equally short way that needs a turn instead of
   // queueing into a jam. Staying never becomes cheaper than a move by it.
   uint8_t heatWeight = 0;
+  // Congestion in the distance tables (0: off; needs corridorGuidance): every `flowCostPeriod`
+  // steps the cost of a move becomes its guidance cost plus `flowCostWeight` eighths of a step
+  // times h / (1 - h), h the entered cell's congestion average (as for heatWeight, capped at
+  // 0.9), at most 15; so bots route round the places where queues keep forming, not only
+  // choose between moves of equal length. Held tables are searched again a few per step
+  // (`flowRefreshPerStep`), the bots keeping their old distances meanwhile.
+  uint32_t flowCostPeriod = 0;
+  uint8_t flowCostWeight = 0;
+  uint32_t flowRefreshPerStep = 256;
   // Upper bound of the distance-table cache (tables per goal cell and lifted state).
   size_t heuristicMemoryBytes = size_t{1} << 30;
   // A bot with a goal whose distance has not improved for this many steps counts as stalled
@@ -139,6 +148,7 @@ struct Counters {
   uint64_t pushes = 0;            // priority inheritance: a bot asked another to move away (first pass)
   uint64_t improvePasses = 0;     // extra PIBT passes run to improve a step's first answer
   uint64_t improveWins = 0;       // steps whose plan came from an extra pass (more progress)
+  uint64_t flowUpdates = 0;       // Options::flowCostPeriod: congestion put into the move costs
   uint64_t heuristicTables = 0;   // distance tables computed
   uint64_t heuristicEvictions = 0;
   uint64_t heuristicBytes = 0;    // now held
