@@ -32,7 +32,7 @@ async function openStore(t: Test, defs: readonly CollectionDef<never>[], migrati
   return { store, dir };
 }
 
-t.test('pages read by creation are the pages sorted from every record, through commits', async (t) => {
+t.test('pages read through the indexes by creation and by change are the pages sorted from every record, through commits', async (t) => {
   const seed = Number(process.env['SEED'] ?? Date.now() % 1_000_000);
   t.comment(`seed ${seed} (replay: SEED=${seed})`);
   const rng = new Random(seed);

@@ -19,10 +19,14 @@ void DistanceTables::setMoveCosts(std::vector<uint8_t> moveCost) {
 
 void DistanceTables::reweigh(std::vector<uint8_t> moveCost) {
   cost_ = std::move(moveCost);
+  outdate(false);
+}
+
+void DistanceTables::outdate(bool loadedOnly) {
   const size_t tableBytes = cellOf_.size() * sizeof(uint16_t);
   for (size_t i = 0; i < slots_.size(); ++i) {
     Slot& s = slots_[i];
-    if (!s.live) continue;
+    if (!s.live || (loadedOnly && !s.lifted)) continue;
     if (s.holders > 0) {
       if (!s.stale) stale_.push_back(static_cast<Handle>(i));
       s.stale = true;
@@ -214,23 +218,7 @@ void DistanceTables::setCellFlags(Cell cell, uint8_t flags) {
     // only loaded bots' distances change; searching each held one now would put hundreds of
     // searches on one call, so they are refreshed under the planner's deadline instead
     barred_[static_cast<size_t>(index_[static_cast<size_t>(cell)])] = (flags & kBarredLoaded) ? 1 : 0;
-    const size_t tableBytes = cellOf_.size() * sizeof(uint16_t);
-    for (size_t i = 0; i < slots_.size(); ++i) {
-      Slot& s = slots_[i];
-      if (!s.live || !s.lifted) continue;
-      if (s.holders > 0) {
-        if (!s.stale) stale_.push_back(static_cast<Handle>(i));
-        s.stale = true;
-      } else {
-        byKey_.erase(keyOf(s.goal, s.lifted));
-        s.live = false;
-        s.stale = false;
-        s.dist.clear();
-        s.dist.shrink_to_fit();
-        bytes_ -= tableBytes;
-        freeSlots_.push_back(static_cast<Handle>(i));
-      }
-    }
+    outdate(true);
     return;
   }
   // Free-cell indexes change: held tables are searched again now (their holders keep their

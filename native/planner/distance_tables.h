@@ -77,6 +77,8 @@ class DistanceTables {
     std::vector<uint16_t> dist;  // per free-cell index
   };
   void search(Slot& s);
+  /** Held tables (loaded bots' only, with `loadedOnly`) turn stale for refresh(); unheld ones are dropped. */
+  void outdate(bool loadedOnly);
   void searchWeighted(Slot& s);
   /** Every table is stale: held ones are searched again now (their holders keep their handles), the others dropped. */
   void researchHeld();
