@@ -222,7 +222,7 @@ function candidates<T>(table: FieldTable<T>, source: ListSource<T>, filters: Fil
     const values = f.values.length > 1 ? [...new Set(f.values)] : f.values;
     const rows = source.lookup(f.field, values);
     if (rows === undefined) continue;
-    looked = { rows, answered: { filters: [f], count: () => source.countLookup?.(f.field, values), has: filterPredicate(table, f) } };
+    looked = { rows, answered: { filters: [f], count: countedOnce(() => source.countLookup?.(f.field, values)), has: filterPredicate(table, f) } };
     break;
   }
   const ranged = source.within ? rangeCandidates(table, source, filters) : undefined;
@@ -249,9 +249,15 @@ function rangeCandidates<T>(table: FieldTable<T>, source: ListSource<T>, filters
     const rows = source.within!(f.field, bound('gte'), bound('lte'));
     if (rows === undefined) continue;
     const tests = bounding.map((g) => filterPredicate(table, g));
-    return { rows, answered: { filters: bounding, count: () => rows.size, has: (row) => tests.every((test) => test(row)) } };
+    return { rows, answered: { filters: bounding, count: countedOnce(() => rows.size), has: (row) => tests.every((test) => test(row)) } };
   }
   return undefined;
+}
+
+/** `count` asked once a query: an index's count walks its keys, and a query may ask it when choosing candidates and again for the total. */
+function countedOnce(count: () => number | undefined): () => number | undefined {
+  let known: { n: number | undefined } | undefined;
+  return () => (known ??= { n: count() }).n;
 }
 
 /** Rows to test for the search, by the source's substring index: a term's matches; the fewest of an AND's terms' matches; none for an OR. */
