@@ -62,14 +62,14 @@ export function watchStorage(o: { store: Store; dir: string; lowBytes: number; e
     }
   });
   let slow: SlowCommits = { lastSaid: undefined, unsaid: 0, worstUnsaid: 0 };
-  const stopHolds = o.store.onCommitHeld((ms, writes) => {
-    const { say, next } = decideSlowCommit(slow, ms, o.now());
+  const stopHolds = o.store.onCommitHeld(({ heldMs, diskMs, writes }) => {
+    const { say, next } = decideSlowCommit(slow, heldMs + diskMs, o.now());
     slow = next;
     if (!say) return;
     const before = say.before > 0 ? `; ${say.before} more over ${SLOW_COMMIT_MS} ms since the last such line, the worst ${Math.round(say.worstBefore)} ms` : '';
     o.logger.warn(
-      { code: 'slow_commit', dir: o.dir, held_ms: Math.round(say.ms), writes, slow_before: say.before, worst_before_ms: Math.round(say.worstBefore) },
-      `a commit (${writes} ${writes === 1 ? 'write' : 'writes'}) held the event loop ${Math.round(say.ms)} ms (the store's writes and the disk's fsync under ${o.dir}); every request waited${before}`,
+      { code: 'slow_commit', dir: o.dir, commit_ms: Math.round(say.ms), held_ms: Math.round(heldMs), disk_ms: Math.round(diskMs), writes, slow_before: say.before, worst_before_ms: Math.round(say.worstBefore) },
+      `a commit (${writes} ${writes === 1 ? 'write' : 'writes'}) took ${Math.round(say.ms)} ms: its writes held the event loop ${Math.round(heldMs)} ms, then LMDB's commit and the disk's fsync under ${o.dir} ${Math.round(diskMs)} ms; its requests waited that long for their answers${before}`,
     );
   });
   let state: DiskState = { low: false };

@@ -4,7 +4,8 @@
 // could point to; two writers on one environment (the API's thread and the brain's) each
 // read the other's records.
 import t, { type Test } from 'tap';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { open } from 'lmdb';
@@ -169,4 +170,43 @@ t.test('two writers on one environment: each reads what the other wrote, also af
   await brain.close();
   t.same(await readAfresh(dir), all, 'and so does a store opened afresh');
   t.equal(all.length, 22);
+});
+
+t.test('a commit the full disk refused after it stored a structure: the next write stores it again', async (t) => {
+  const mount = mkdtempSync(path.join(tmpdir(), 'wh-structures-full-'));
+  t.teardown(() => rmSync(mount, { recursive: true, force: true }));
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', mount], { stdio: 'pipe' });
+  } catch (err) {
+    // CI runs as root; elsewhere a full disk cannot be made without privileges.
+    t.comment(`skipped: cannot mount a small tmpfs here (${(err as Error).message.split('\n')[0]})`);
+    return;
+  }
+  t.teardown(() => execFileSync('umount', ['-l', mount]));
+  const dir = path.join(mount, 'state');
+  const store = await Store.open({ dir }, [things as never], MIGRATIONS);
+  const c = store.collection(things);
+  await store.write(() => c.put(other('S-1')));
+  const filler = path.join(mount, 'filler');
+  const fd = openSync(filler, 'w');
+  for (const size of [1 << 20, 64 << 10, 4 << 10]) {
+    const chunk = Buffer.alloc(size, 1);
+    try {
+      for (;;) writeSync(fd, chunk);
+    } catch { /* ENOSPC: on to smaller chunks */ }
+  }
+  closeSync(fd);
+  // A new shape, too big for the pages the file has: its structure is stored in a transaction
+  // the disk refuses. The next write frees the space and uses the same shape: it must store the
+  // structure again, not point to the one that was never kept.
+  const big = { id: 'A', blob: 'a'.repeat(1 << 20), shape: 'new' };
+  await t.rejects(store.write(() => c.put(big)), { name: 'StorageFaultError' }, 'the full disk refuses the first');
+  await store.write(() => {
+    rmSync(filler);
+    c.put({ ...big, id: 'B', blob: 'b' });
+  });
+  t.same(c.get('B'), { ...big, id: 'B', blob: 'b' });
+  t.notOk(c.has('A'));
+  await store.close();
+  t.same(await readAfresh(dir), [{ ...big, id: 'B', blob: 'b' }, other('S-1')], 'read by a store that loads the structures');
 });

@@ -1,7 +1,7 @@
 // The LMDB store: indexes kept with their records, atomic refusals, migrations, durability.
 import t from 'tap';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { open } from 'lmdb';
@@ -110,7 +110,7 @@ t.test('writes asked for in one turn commit together; one that throws is refused
   t.ok(c.has('d') && c.has('f'), 'the others are kept');
   t.notOk(c.has('e'), 'nothing of the one that threw');
   t.same([...c.findBy('tags', 'half-done')], []);
-  t.same(notices, [['d'], ['f']], 'tried again one by one');
+  t.same(notices, [['d', 'f']], 'the others in one commit, as asked');
 
   // A write inside a write is part of it; a write asked for just before close() is kept.
   const nested = await store.write(() => {
@@ -128,6 +128,115 @@ t.test('writes asked for in one turn commit together; one that throws is refused
   const again = await Store.open({ dir }, [things]);
   t.teardown(() => again.close());
   t.ok(again.collection(things).has('last'), 'close() waits for queued writes');
+});
+
+t.test('a write that throws is undone in the transaction: records, index entries, sequences, nested writes', async (t) => {
+  const store = await Store.open({ dir: tempDir(t) }, [things]);
+  t.teardown(() => store.close());
+  const c = store.collection(things);
+  await store.write(() => {
+    c.put({ id: 'kept', group: 1, tags: ['a'], code: 'K' });
+    c.put({ id: 'gone', group: 1, tags: ['b'] });
+    return store.nextId('things');
+  });
+  const notices: string[][] = [];
+  store.onCommit((notice) => notices.push([...(notice['things'] ?? [])].map(String)));
+  const outcomes = await Promise.allSettled([
+    store.write(() => {
+      // Every kind of change, some twice, then a throw: all of it must go.
+      c.put({ id: 'kept', group: 2, tags: ['c'], code: 'K2' });
+      c.put({ id: 'kept', group: 3, tags: ['c', 'd'], code: 'K3' });
+      c.remove('gone');
+      c.put({ id: 'new', group: 9, tags: ['a'], code: 'K' });
+      store.nextId('things');
+      store.afterCommit(() => notices.push(['after of the refused write']));
+      throw new Error('refused');
+    }),
+    store.write(() => {
+      c.put({ id: 'beside', group: 1, tags: [] });
+      return store.nextId('things');
+    }),
+  ]);
+  t.match(outcomes[0], { status: 'rejected', reason: { message: 'refused' } });
+  t.match(outcomes[1], { status: 'fulfilled', value: 2 }, 'the sequence the refused write took is given again');
+  t.same(c.get('kept'), { id: 'kept', group: 1, tags: ['a'], code: 'K' });
+  t.same(c.get('gone'), { id: 'gone', group: 1, tags: ['b'] });
+  t.notOk(c.has('new'));
+  t.same([...c.keysBy('group', 1)].sort(), ['beside', 'gone', 'kept']);
+  t.same(c.keysBy('group', 2).concat(c.keysBy('group', 3), c.keysBy('group', 9), c.keysBy('tags', 'c'), c.keysBy('tags', 'd')), []);
+  t.same(c.keysBy('tags', 'a'), ['kept']);
+  t.same(c.keysBy('code', 'K'), ['kept'], 'the unique value is its first owner\'s again');
+  t.same(c.keysBy('code', 'K3'), []);
+  t.same(notices, [['beside']], 'only the write that stood is heard, and no callback of the refused one ran');
+
+  // A refused unique value writes nothing, not even the index entries before it.
+  await t.rejects(store.write(() => c.put({ id: 'other', group: 5, tags: ['z'], code: 'K' })), UniqueIndexError);
+  t.same([c.has('other'), c.keysBy('group', 5), c.keysBy('tags', 'z')], [false, [], []]);
+
+  // A nested write that throws is undone alone; one that stood settles with its outer write.
+  let innerFailure: Promise<unknown> | undefined;
+  let innerSuccess: Promise<unknown> | undefined;
+  const outer = await store.write(() => {
+    c.put({ id: 'outer', group: 6, tags: [] });
+    innerFailure = store.write(() => {
+      c.put({ id: 'inner-refused', group: 6, tags: [] });
+      c.remove('kept');
+      throw new Error('inner refused');
+    });
+    innerFailure.catch(() => undefined);
+    innerSuccess = store.write(() => {
+      c.put({ id: 'inner-kept', group: 6, tags: [] });
+      return 'inner';
+    });
+    return 'outer';
+  });
+  t.equal(outer, 'outer');
+  await t.rejects(innerFailure!, /inner refused/);
+  t.equal(await innerSuccess, 'inner');
+  t.same(c.keysBy('group', 6).sort(), ['inner-kept', 'outer']);
+  t.ok(c.has('kept'), 'the refused inner write\'s removal is undone');
+
+  // An outer write that throws takes its nested writes with it, and their promises say so.
+  let nested: Promise<unknown> | undefined;
+  await t.rejects(store.write(() => {
+    nested = store.write(() => c.put({ id: 'nested-of-refused', group: 7, tags: [] }));
+    nested.catch(() => undefined);
+    throw new Error('outer refused');
+  }), /outer refused/);
+  await t.rejects(nested!, /outer refused/);
+  t.notOk(c.has('nested-of-refused'));
+});
+
+t.test('a commit never holds the event loop: writes wait for the lock and the disk on lmdb-js\'s thread', async (t) => {
+  // Another process holds LMDB's write lock for half a second, as a long commit or a slow
+  // fsync would. Before, this process's commit waited for it on the event loop: no timer ran.
+  const dir = tempDir(t);
+  const store = await Store.open({ dir }, [things]);
+  t.teardown(() => store.close());
+  const flag = path.join(dir, 'holding');
+  const holder = spawn(process.execPath, ['--input-type=module', '-e', `
+    import { open } from 'lmdb';
+    import { writeFileSync, unlinkSync } from 'node:fs';
+    const root = open({ path: ${JSON.stringify(path.join(dir, 'warehouse.mdb'))}, maxDbs: 128 });
+    root.transactionSync(() => {
+      root.putSync('held by another process', 1);
+      writeFileSync(${JSON.stringify(flag)}, '');
+      process.stdout.write('holding');
+      const until = Date.now() + 500;
+      while (Date.now() < until);
+      unlinkSync(${JSON.stringify(flag)});
+    });
+    await root.close();
+  `], { stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((resolve) => holder.stdout.on('data', (d: Buffer) => d.toString().includes('holding') && resolve()));
+  let ticksWhileHeld = 0;
+  const tick = setInterval(() => existsSync(flag) && ticksWhileHeld++, 5);
+  await store.write(() => store.collection(things).put({ id: 'after the lock', group: 1, tags: [] }));
+  clearInterval(tick);
+  await new Promise((resolve) => holder.once('exit', resolve));
+  t.notOk(existsSync(flag), 'the write committed after the other process let go');
+  t.ok(ticksWhileHeld >= 2, `timers ran ${ticksWhileHeld} times while the other process held the lock`);
+  t.ok(store.collection(things).has('after the lock'));
 });
 
 t.test('writes outside Store.write are refused', async (t) => {

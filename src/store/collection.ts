@@ -63,8 +63,11 @@ export class Collection<T> {
     root: RootDatabase,
     readonly def: CollectionDef<T>,
     private readonly inWrite: () => boolean,
-    /** Notes a key the current write changed (the store announces it once the write is durable). */
-    private readonly touched: (key: Key) => void = () => undefined,
+    /**
+     * Notes a key the current write changed (the store announces it once the write is
+     * durable) and how to reverse the change (the store undoes a write that throws).
+     */
+    private readonly touched: (key: Key, undo: () => void) => void = () => undefined,
     /** Where msgpackr keeps the field-name lists its records share (`SharedStructures`); none: each record carries its own. */
     structures?: SharedStructures,
   ) {
@@ -186,20 +189,20 @@ export class Collection<T> {
     this.assertInWrite();
     const key = this.def.key(record);
     const previous = this.records.get(key);
-    for (const { def, db } of this.indexes.values()) {
+    // Checked before anything is written: a refused put changes nothing.
+    for (const { def } of this.indexes.values()) {
+      if (!def.unique) continue;
       const before = previous === undefined ? [] : valuesOf(def, previous);
-      const after = valuesOf(def, record);
-      for (const value of before) if (!after.includes(value)) db.removeSync([value, key]);
-      for (const value of after) {
+      for (const value of valuesOf(def, record)) {
         if (before.includes(value)) continue;
-        if (def.unique && this.keysBy(def.name, value).some((other) => other !== key)) {
+        if (this.keysBy(def.name, value).some((other) => other !== key)) {
           throw new UniqueIndexError(`${this.def.name}: ${def.name} ${JSON.stringify(value)} is already used`);
         }
-        db.putSync([value, key], PRESENT);
       }
     }
-    this.records.putSync(key, record);
-    this.touched(key);
+    // The undo first: it also mends a change that throws half-way (moving back undoes what was done).
+    this.touched(key, () => this.replace(key, record, previous));
+    this.replace(key, previous, record);
   }
 
   /** Removes a record and its index entries; returns the removed record. Call only inside Store.write. */
@@ -207,12 +210,21 @@ export class Collection<T> {
     this.assertInWrite();
     const previous = this.records.get(key);
     if (previous === undefined) return undefined;
-    for (const { def, db } of this.indexes.values()) {
-      for (const value of valuesOf(def, previous)) db.removeSync([value, key]);
-    }
-    this.records.removeSync(key);
-    this.touched(key);
+    this.touched(key, () => this.replace(key, undefined, previous));
+    this.replace(key, previous, undefined);
     return previous;
+  }
+
+  /** Moves the record under `key` from `from` to `to` (undefined: none), index entries with it. */
+  private replace(key: Key, from: T | undefined, to: T | undefined): void {
+    for (const { def, db } of this.indexes.values()) {
+      const before = from === undefined ? [] : valuesOf(def, from);
+      const after = to === undefined ? [] : valuesOf(def, to);
+      for (const value of before) if (!after.includes(value)) db.removeSync([value, key]);
+      for (const value of after) if (!before.includes(value)) db.putSync([value, key], PRESENT);
+    }
+    if (to === undefined) this.records.removeSync(key);
+    else this.records.putSync(key, to);
   }
 
   /** Writes every index entry anew from the records (a migration step). Call only inside Store.write. */

@@ -54,18 +54,50 @@ export class StoreTooNewError extends Error {
   }
 }
 
-/** A write waiting for its commit; `resolve` and `reject` are absent for a nested write. */
+/** A write waiting for its commit. */
 interface QueuedWrite {
   fn: () => unknown;
-  resolve: ((value: unknown) => void) | undefined;
-  reject: ((reason: unknown) => void) | undefined;
+  resolve: (value: unknown) => void;
+  reject: (reason: unknown) => void;
 }
 
-/** What one write of a batch left: its callbacks for after the commit, the keys it changed, its result. */
+/**
+ * One write of a batch, as it runs: its callbacks for after the commit, the keys it changed,
+ * how to reverse each change (newest last), the promises of writes nested in it, and its
+ * result or what it threw.
+ */
 interface WriteRun {
   after: (() => void)[];
   changed: Map<string, Set<Key>>;
+  undo: (() => void)[];
+  nested: { resolve: () => void; reject: (reason: unknown) => void }[];
   result: unknown;
+  error: { thrown: unknown } | undefined;
+}
+
+/** What a commit cost: ms its writes held the event loop, ms from their end until the commit was durable (LMDB's commit and the disk's fsync, on lmdb-js's write thread), and how many writes it carried. */
+export interface CommitTiming {
+  heldMs: number;
+  diskMs: number;
+  writes: number;
+}
+
+/** Reverses a run's changes back to the first `mark` of them, newest first. */
+function undoTo(run: WriteRun, mark: number): void {
+  for (let i = run.undo.length - 1; i >= mark; i--) run.undo[i]!();
+  run.undo.length = mark;
+}
+
+/** The error a refused commit stands for: lmdb-js may reject with a wrapper whose `commitError` promise holds the cause. */
+async function commitCause(err: unknown): Promise<unknown> {
+  const inner = (err as { commitError?: Promise<unknown> } | undefined)?.commitError;
+  if (!(inner instanceof Promise)) return err;
+  try {
+    await inner;
+    return err;
+  } catch (cause) {
+    return cause;
+  }
 }
 
 /** The meta database's key of the shared msgpackr structures of collection `name`'s records. */
@@ -78,23 +110,22 @@ export class Store {
   private readonly root: RootDatabase;
   private readonly meta: Database<unknown, string>;
   private readonly collections = new Map<string, Collection<unknown>>();
-  private writing = 0;
+  /** The write running now (inside a transaction), if any. */
+  private run: WriteRun | undefined;
   /** Writes asked for in this event-loop turn, committed together at its end. */
   private queued: QueuedWrite[] = [];
   /** Settles once the writes queued so far are committed (or refused). */
   private idle: Promise<void> = Promise.resolve();
-  /** Callbacks of the transaction being written, run once it is durable. */
-  private committed: (() => void)[] = [];
-  /** Keys the transaction being written changed, by collection. */
-  private changed = new Map<string, Set<Key>>();
   private readonly commitListeners = new Set<CommitListener>();
   private readonly dir: string;
   /** The last write's disk fault, until a write succeeds again. */
   private fault: StorageFaultError | undefined;
   private readonly faultListeners = new Set<(fault: StorageFaultError | undefined) => void>();
-  private readonly holdListeners = new Set<(ms: number, writes: number) => void>();
-  /** A shared structure was stored in the transaction being written (its rollback must make every collection read them again). */
+  private readonly holdListeners = new Set<(timing: CommitTiming) => void>();
+  /** A shared structure was stored in the batch being written. */
   private structuresSaved = false;
+  /** A batch stored a structure and may not have committed: the next reads them from the store again. */
+  private structuresInDoubt = false;
 
   private constructor(options: StoreOptions) {
     mkdirSync(options.dir, { recursive: true, mode: 0o700 });
@@ -106,7 +137,10 @@ export class Store {
       maxDbs: 128,
       mapSize: options.mapSize ?? 64 * 1024 ** 3,
       compression: false,
-      eventTurnBatching: true,
+      // Each batch of writes is one explicit asynchronous transaction (`commit`): no batch of
+      // the event turn besides, whose commit promise nobody would await (an unhandled
+      // rejection when the disk refuses it).
+      eventTurnBatching: false,
       readOnly: options.readOnly ?? false,
     });
     this.meta = this.root.openDB<unknown, string>({ name: 'meta' });
@@ -134,10 +168,12 @@ export class Store {
     let c = this.collections.get(def.name);
     if (!c) {
       const name = def.name;
-      c = new Collection<unknown>(this.root, def as CollectionDef<unknown>, () => this.writing > 0, (key) => {
-        let keys = this.changed.get(name);
-        if (!keys) this.changed.set(name, (keys = new Set()));
+      c = new Collection<unknown>(this.root, def as CollectionDef<unknown>, () => this.run !== undefined, (key, undo) => {
+        const run = this.run!;
+        let keys = run.changed.get(name);
+        if (!keys) run.changed.set(name, (keys = new Set()));
         keys.add(key);
+        run.undo.push(undo);
       }, this.sharedStructures(name));
       this.collections.set(def.name, c);
     }
@@ -156,7 +192,7 @@ export class Store {
     return {
       getStructures: () => this.meta.get(key),
       saveStructures: (structures, isCompatible) => {
-        if (this.writing === 0) throw new Error(`${name}: records are encoded only inside Store.write()`);
+        if (!this.run) throw new Error(`${name}: records are encoded only inside Store.write()`);
         if (!isCompatible(this.meta.get(key))) return false;
         this.meta.putSync(key, structures);
         this.structuresSaved = true;
@@ -169,15 +205,12 @@ export class Store {
    * Runs `fn` in a write transaction and resolves once it is durable. If `fn` throws, nothing
    * it wrote is kept and the error is rethrown.
    *
-   * Writes asked for in one event-loop turn commit together (one fsync for all of them): a
-   * synchronous commit blocks the event loop for its fsync, so under load, committing each
-   * write alone left every other request waiting on the disk once per write. `fn` runs at the
-   * end of the turn, not during this call.
+   * Writes asked for in one event-loop turn commit together (one fsync for all of them), and
+   * the commit happens on lmdb-js's write thread: `fn` runs on this thread inside that
+   * transaction, later, not during this call, and the event loop never waits for the disk.
    */
   write<R>(fn: () => R): Promise<R> {
-    // Inside another write (a service that writes calling one that writes): part of that
-    // transaction, as a child that a throw rolls back alone, as before batching.
-    if (this.writing > 0) return this.commit([{ fn, resolve: undefined, reject: undefined }]) as Promise<R>;
+    if (this.run) return this.nestedWrite(this.run, fn);
     return new Promise<R>((resolve, reject) => {
       this.queued.push({ fn, resolve: resolve as (value: unknown) => void, reject });
       if (this.queued.length === 1) this.idle = new Promise<void>((done) => setImmediate(() => {
@@ -189,72 +222,75 @@ export class Store {
   }
 
   /**
-   * Commits `batch` in one transaction. When one of its writes throws, the transaction is
-   * aborted and each write is tried again alone, so only the one that threw is refused.
-   * Writes without `resolve` (nested) return their result; the others settle their promise.
+   * A write called inside another's (a service that writes calling one that writes): it runs
+   * at once in that transaction, a throw undoes only its own changes, and its promise settles
+   * with the outer write's commit.
    */
-  private async commit(batch: readonly QueuedWrite[]): Promise<unknown> {
-    const runs: WriteRun[] = [];
-    let threw: { error: unknown } | undefined;
-    const began = performance.now();
-    let held = 0;
-    if (this.writing === 0) this.structuresSaved = false;
+  private nestedWrite<R>(run: WriteRun, fn: () => R): Promise<R> {
+    const undoMark = run.undo.length;
+    const afterMark = run.after.length;
+    let result: R;
     try {
-      this.root.transactionSync(() => {
-        for (const write of batch) {
-          const run: WriteRun = { after: [], changed: new Map(), result: undefined };
-          const outer = this.committed;
-          const outerChanged = this.changed;
-          this.committed = run.after;
-          this.changed = run.changed;
-          this.writing++;
-          try {
-            run.result = write.fn();
-          } catch (error) {
-            threw = { error };
-            throw error;
-          } finally {
-            this.writing--;
-            this.committed = outer;
-            this.changed = outerChanged;
-          }
-          runs.push(run);
-        }
+      result = fn();
+    } catch (error) {
+      undoTo(run, undoMark);
+      run.after.length = afterMark;
+      return Promise.reject(error);
+    }
+    return new Promise<R>((resolve, reject) => run.nested.push({ resolve: () => resolve(result), reject }));
+  }
+
+  /**
+   * Commits `batch` in one lmdb-js asynchronous transaction and settles each write's promise
+   * once the commit is durable. A write that throws is undone alone (its changes reversed in
+   * the transaction, from the undo list its collections kept) and refused; the others stand.
+   * No child transactions: inside those, reads came back garbled after some `kill -9`
+   * restarts (docs/decisions.md, "Store").
+   */
+  private async commit(batch: readonly QueuedWrite[]): Promise<void> {
+    const runs: WriteRun[] = [];
+    let held = 0;
+    let written = 0;
+    let savedStructures = false;
+    try {
+      await this.root.transactionAsync(() => {
+        const began = performance.now();
+        // A batch before this one stored a structure and its commit may have failed: read the
+        // stored ones again rather than encode with one that was never kept.
+        if (this.structuresInDoubt) this.forgetStructures();
+        this.structuresSaved = false;
+        for (const write of batch) runs.push(this.runWrite(write.fn));
+        savedStructures = this.structuresSaved;
+        this.structuresInDoubt ||= savedStructures;
+        written = performance.now();
+        held = written - began;
       });
-      // The writes, the commit and its fsync, all on the event loop: what every other request waited.
-      held = performance.now() - began;
       await this.root.flushed;
     } catch (err) {
-      // A child's rollback keeps the flag: what the outer transaction stored may still be rolled back.
-      if (this.structuresSaved) for (const c of this.collections.values()) c.forgetStructures();
-      if (threw && batch.length > 1) {
-        // Each alone, in the order asked: their transactions begin before this returns.
-        await Promise.all(batch.map((write) => this.commit([write])));
-        return undefined;
-      }
-      // A throw of `fn` is its caller's; a disk that refuses the commit is a StorageFaultError, not a bug.
-      const fault = threw ? undefined : storageFault(err, this.dir);
+      // The disk refused the commit: nothing of the batch is kept.
+      if (savedStructures) this.forgetStructures();
+      const cause = await commitCause(err);
+      const fault = storageFault(cause, this.dir);
       if (fault) this.setFault(fault);
-      const error = threw ? threw.error : fault ?? err;
-      const nested = batch.find((write) => !write.reject);
-      for (const write of batch) write.reject?.(error);
-      if (nested) throw error;
-      return undefined;
+      const error = fault ?? cause;
+      batch.forEach((write, i) => {
+        for (const nested of runs[i]?.nested ?? []) nested.reject(error);
+        write.reject?.(error);
+      });
+      return;
     }
     if (this.fault && (!this.fault.full || hasRoom(this.dir))) this.setFault(undefined);
-    // Heard once the commit stands, so a failing listener cannot make it look refused; a
-    // nested write's time is its outer commit's.
-    if (this.writing === 0) {
-      for (const listener of this.holdListeners) {
-        try {
-          listener(held, batch.length);
-        } catch (err) {
-          process.emitWarning(`commit-held listener failed: ${(err as Error).stack ?? String(err)}`);
-        }
+    // Heard once the commit stands, so a failing listener cannot make it look refused.
+    for (const listener of this.holdListeners) {
+      try {
+        listener({ heldMs: held, diskMs: performance.now() - written, writes: batch.length });
+      } catch (err) {
+        process.emitWarning(`commit listener failed: ${(err as Error).stack ?? String(err)}`);
       }
     }
+    const kept = runs.filter((run) => run.error === undefined);
     const changed = new Map<string, Set<Key>>();
-    for (const run of runs) {
+    for (const run of kept) {
       for (const [name, keys] of run.changed) {
         const all = changed.get(name);
         if (all) for (const key of keys) all.add(key);
@@ -262,7 +298,7 @@ export class Store {
       }
     }
     if (changed.size > 0) this.announce(Object.fromEntries([...changed].map(([name, keys]) => [name, [...keys]])), 'local');
-    for (const run of runs) {
+    for (const run of kept) {
       for (const callback of run.after) {
         try {
           callback();
@@ -272,8 +308,66 @@ export class Store {
         }
       }
     }
-    batch.forEach((write, i) => write.resolve?.(runs[i]!.result));
-    return batch.length === 1 ? runs[0]!.result : undefined;
+    batch.forEach((write, i) => {
+      const run = runs[i]!;
+      if (run.error) {
+        write.reject?.(run.error.thrown);
+      } else {
+        for (const nested of run.nested) nested.resolve();
+        write.resolve?.(run.result);
+      }
+    });
+  }
+
+  /** Runs one write's function inside the transaction; a throw undoes what it changed. */
+  private runWrite(fn: () => unknown): WriteRun {
+    const run: WriteRun = { after: [], changed: new Map(), undo: [], nested: [], result: undefined, error: undefined };
+    this.run = run;
+    try {
+      run.result = fn();
+    } catch (thrown) {
+      run.error = { thrown };
+      try {
+        undoTo(run, 0);
+      } catch (err) {
+        // Only a store that refuses every write (its transaction already failed, so the commit
+        // fails too and keeps nothing) or an index function that throws gets here.
+        process.emitWarning(`a refused write could not be undone: ${(err as Error).stack ?? String(err)}`);
+      }
+      for (const nested of run.nested) nested.reject(thrown);
+    } finally {
+      this.run = undefined;
+    }
+    return run;
+  }
+
+  /** Makes every collection read its shared structures again from the store. */
+  private forgetStructures(): void {
+    this.structuresInDoubt = false;
+    for (const c of this.collections.values()) c.forgetStructures();
+  }
+
+  /**
+   * Runs `fn` in one synchronous transaction that a throw aborts whole (LMDB's own rollback):
+   * for the migrations at open, whose index rebuilds and dropped databases no undo list could
+   * reverse. Blocks the event loop for its commit; nothing else runs yet at open.
+   */
+  private async writeAtOpen(fn: () => void): Promise<void> {
+    const run: WriteRun = { after: [], changed: new Map(), undo: [], nested: [], result: undefined, error: undefined };
+    try {
+      this.root.transactionSync(() => {
+        this.run = run;
+        try {
+          fn();
+        } finally {
+          this.run = undefined;
+        }
+      });
+    } catch (err) {
+      this.forgetStructures();
+      throw err;
+    }
+    await this.root.flushed;
   }
 
   /**
@@ -282,8 +376,8 @@ export class Store {
    * Call only inside `write`.
    */
   afterCommit(callback: () => void): void {
-    if (this.writing === 0) throw new Error('afterCommit must run inside Store.write()');
-    this.committed.push(callback);
+    if (!this.run) throw new Error('afterCommit must run inside Store.write()');
+    this.run.after.push(callback);
   }
 
   /** The disk fault that refused the last write, until one succeeds again. */
@@ -297,8 +391,8 @@ export class Store {
     return () => this.faultListeners.delete(listener);
   }
 
-  /** Hears how long each commit held the event loop (its writes, the commit, the disk's fsync), in ms, and how many writes it carried. */
-  onCommitHeld(listener: (ms: number, writes: number) => void): () => void {
+  /** Hears what each commit cost once it is durable (`CommitTiming`). */
+  onCommitHeld(listener: (timing: CommitTiming) => void): () => void {
     this.holdListeners.add(listener);
     return () => this.holdListeners.delete(listener);
   }
@@ -306,7 +400,7 @@ export class Store {
   /** Tries a tiny write (after space was freed): clears the fault if the disk takes it. */
   async probeWrite(): Promise<boolean> {
     try {
-      await this.write(() => this.meta.putSync('probe', Date.now()));
+      await this.write(() => this.putMeta('probe', Date.now()));
       return true;
     } catch {
       return false;
@@ -352,17 +446,24 @@ export class Store {
 
   /** The next value of a named integer sequence (1, 2, ...). Call only inside `write`. */
   nextId(sequence: string): number {
-    if (this.writing === 0) throw new Error('nextId must run inside Store.write()');
+    if (!this.run) throw new Error('nextId must run inside Store.write()');
     const key = `seq:${sequence}`;
     const next = ((this.meta.get(key) as number | undefined) ?? 0) + 1;
-    this.meta.putSync(key, next);
+    this.putMeta(key, next);
     return next;
   }
 
   /** Makes the next value of a sequence larger than `value` (after importing ids). Call only inside `write`. */
   raiseSequence(sequence: string, value: number): void {
-    if (this.writing === 0) throw new Error('raiseSequence must run inside Store.write()');
-    if (this.sequence(sequence) < value) this.meta.putSync(`seq:${sequence}`, value);
+    if (!this.run) throw new Error('raiseSequence must run inside Store.write()');
+    if (this.sequence(sequence) < value) this.putMeta(`seq:${sequence}`, value);
+  }
+
+  /** Sets a value of the meta database inside the current write, undone with it. */
+  private putMeta(key: string, value: unknown): void {
+    const previous = this.meta.get(key);
+    this.meta.putSync(key, value);
+    this.run!.undo.push(() => (previous === undefined ? this.meta.removeSync(key) : this.meta.putSync(key, previous)));
   }
 
   /** The current value of a named sequence (0 before its first use). */
@@ -382,7 +483,7 @@ export class Store {
 
   /** Deletes a database of an earlier layout, whatever its flags were. Call only inside `write`. */
   dropDatabase(name: string, options: { dupSort?: boolean } = {}): void {
-    if (this.writing === 0) throw new Error('dropDatabase must run inside Store.write()');
+    if (!this.run) throw new Error('dropDatabase must run inside a migration');
     this.root.openDB({ name, ...options }).dropSync();
   }
 
@@ -424,7 +525,7 @@ export class Store {
     const pending = sorted.filter((m) => m.version > current);
     if (pending.length === 0) return;
     // All pending steps in one transaction: a crash mid-way leaves the old version intact.
-    await this.write(() => {
+    await this.writeAtOpen(() => {
       for (const m of pending) m.up(this);
       this.meta.putSync(META_SCHEMA_VERSION, latest);
     });
