@@ -117,6 +117,8 @@ async function loginInFlight(port: number, ca: Buffer): Promise<{ socket: tls.TL
   return {
     socket,
     finish: () => new Promise((resolve) => {
+      // Cut off already (the shutdown's bound passed): what came back is the answer.
+      if (socket.closed) return resolve(text);
       socket.write(body.slice(10));
       const done = () => (/\r\n\r\n/.test(text) ? resolve(text) : undefined);
       socket.on('data', done);
