@@ -62,14 +62,15 @@ export function watchStorage(o: { store: Store; dir: string; lowBytes: number; e
     }
   });
   let slow: SlowCommits = { lastSaid: undefined, unsaid: 0, worstUnsaid: 0 };
-  const stopHolds = o.store.onCommitHeld(({ heldMs, diskMs, writes }) => {
-    const { say, next } = decideSlowCommit(slow, heldMs + diskMs, o.now());
+  const stopHolds = o.store.onCommitHeld(({ writesMs, diskMs, onLoop, writes }) => {
+    const { say, next } = decideSlowCommit(slow, writesMs + diskMs, o.now());
     slow = next;
     if (!say) return;
     const before = say.before > 0 ? `; ${say.before} more over ${SLOW_COMMIT_MS} ms since the last such line, the worst ${Math.round(say.worstBefore)} ms` : '';
+    const disk = onLoop ? 'on the event loop: every request waited' : "on lmdb-js's write thread: its requests waited";
     o.logger.warn(
-      { code: 'slow_commit', dir: o.dir, commit_ms: Math.round(say.ms), held_ms: Math.round(heldMs), disk_ms: Math.round(diskMs), writes, slow_before: say.before, worst_before_ms: Math.round(say.worstBefore) },
-      `a commit (${writes} ${writes === 1 ? 'write' : 'writes'}) took ${Math.round(say.ms)} ms: its writes held the event loop ${Math.round(heldMs)} ms, then LMDB's commit and the disk's fsync under ${o.dir} ${Math.round(diskMs)} ms; its requests waited that long for their answers${before}`,
+      { code: 'slow_commit', dir: o.dir, commit_ms: Math.round(say.ms), writes_ms: Math.round(writesMs), disk_ms: Math.round(diskMs), on_loop: onLoop, writes, slow_before: say.before, worst_before_ms: Math.round(say.worstBefore) },
+      `a commit (${writes} ${writes === 1 ? 'write' : 'writes'}) took ${Math.round(say.ms)} ms: its writes ${Math.round(writesMs)} ms on the event loop, then LMDB's commit and the disk's fsync under ${o.dir} ${Math.round(diskMs)} ms ${disk}${before}`,
     );
   });
   let state: DiskState = { low: false };

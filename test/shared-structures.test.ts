@@ -12,6 +12,7 @@ import { open } from 'lmdb';
 import { Store } from '../src/store/store.js';
 import { MIGRATIONS } from '../src/store/migrations.js';
 import type { CollectionDef } from '../src/store/collection.js';
+import { holdLock } from './helpers/lmdb-lock.js';
 
 interface Thing {
   id: string;
@@ -172,41 +173,53 @@ t.test('two writers on one environment: each reads what the other wrote, also af
   t.equal(all.length, 22);
 });
 
-t.test('a commit the full disk refused after it stored a structure: the next write stores it again', async (t) => {
-  const mount = mkdtempSync(path.join(tmpdir(), 'wh-structures-full-'));
-  t.teardown(() => rmSync(mount, { recursive: true, force: true }));
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', mount], { stdio: 'pipe' });
-  } catch (err) {
-    // CI runs as root; elsewhere a full disk cannot be made without privileges.
-    t.comment(`skipped: cannot mount a small tmpfs here (${(err as Error).message.split('\n')[0]})`);
-    return;
-  }
-  t.teardown(() => execFileSync('umount', ['-l', mount]));
-  const dir = path.join(mount, 'state');
-  const store = await Store.open({ dir }, [things as never], MIGRATIONS);
-  const c = store.collection(things);
-  await store.write(() => c.put(other('S-1')));
-  const filler = path.join(mount, 'filler');
-  const fd = openSync(filler, 'w');
-  for (const size of [1 << 20, 64 << 10, 4 << 10]) {
-    const chunk = Buffer.alloc(size, 1);
+for (const offLoop of [false, true]) {
+  t.test(`a commit the full disk refused after it stored a structure (${offLoop ? "on lmdb-js's write thread" : 'on the event loop'}): the next write stores it again`, async (t) => {
+    const mount = mkdtempSync(path.join(tmpdir(), 'wh-structures-full-'));
+    t.teardown(() => rmSync(mount, { recursive: true, force: true }));
     try {
-      for (;;) writeSync(fd, chunk);
-    } catch { /* ENOSPC: on to smaller chunks */ }
-  }
-  closeSync(fd);
-  // A new shape, too big for the pages the file has: its structure is stored in a transaction
-  // the disk refuses. The next write frees the space and uses the same shape: it must store the
-  // structure again, not point to the one that was never kept.
-  const big = { id: 'A', blob: 'a'.repeat(1 << 20), shape: 'new' };
-  await t.rejects(store.write(() => c.put(big)), { name: 'StorageFaultError' }, 'the full disk refuses the first');
-  await store.write(() => {
-    rmSync(filler);
-    c.put({ ...big, id: 'B', blob: 'b' });
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', mount], { stdio: 'pipe' });
+    } catch (err) {
+      // CI runs as root; elsewhere a full disk cannot be made without privileges.
+      t.comment(`skipped: cannot mount a small tmpfs here (${(err as Error).message.split('\n')[0]})`);
+      return;
+    }
+    t.teardown(() => execFileSync('umount', ['-l', mount]));
+    const dir = path.join(mount, 'state');
+    const store = await Store.open({ dir }, [things as never], MIGRATIONS);
+    const c = store.collection(things);
+    const onLoop: boolean[] = [];
+    store.onCommitHeld((timing) => onLoop.push(timing.onLoop));
+    if (offLoop) {
+      // A commit that waits for the lock on the event loop sends the next ones to the write thread.
+      const holder = await holdLock(dir, path.join(mount, 'holding'), 300);
+      await store.write(() => c.put(other('S-1')));
+      await new Promise((resolve) => holder.once('exit', resolve));
+    } else {
+      await store.write(() => c.put(other('S-1')));
+    }
+    const filler = path.join(mount, 'filler');
+    const fd = openSync(filler, 'w');
+    for (const size of [1 << 20, 64 << 10, 4 << 10]) {
+      const chunk = Buffer.alloc(size, 1);
+      try {
+        for (;;) writeSync(fd, chunk);
+      } catch { /* ENOSPC: on to smaller chunks */ }
+    }
+    closeSync(fd);
+    // A new shape, too big for the pages the file has: its structure is stored in a transaction
+    // the disk refuses. The next write frees the space and uses the same shape: it must store the
+    // structure again, not point to the one that was never kept.
+    const big = { id: 'A', blob: 'a'.repeat(1 << 20), shape: 'new' };
+    await t.rejects(store.write(() => c.put(big)), { name: 'StorageFaultError' }, 'the full disk refuses the first');
+    await store.write(() => {
+      rmSync(filler);
+      c.put({ ...big, id: 'B', blob: 'b' });
+    });
+    t.same(c.get('B'), { ...big, id: 'B', blob: 'b' });
+    t.equal(onLoop.at(-1), !offLoop, offLoop ? 'committed on the write thread' : 'committed on the event loop');
+    t.notOk(c.has('A'));
+    await store.close();
+    t.same(await readAfresh(dir), [{ ...big, id: 'B', blob: 'b' }, other('S-1')], 'read by a store that loads the structures');
   });
-  t.same(c.get('B'), { ...big, id: 'B', blob: 'b' });
-  t.notOk(c.has('A'));
-  await store.close();
-  t.same(await readAfresh(dir), [{ ...big, id: 'B', blob: 'b' }, other('S-1')], 'read by a store that loads the structures');
-});
+}

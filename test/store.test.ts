@@ -8,7 +8,9 @@ import { open } from 'lmdb';
 import { Store, type Migration } from '../src/store/store.js';
 import { MIGRATIONS } from '../src/store/migrations.js';
 import { UniqueIndexError } from '../src/store/collection.js';
+import { commitsOffLoop, OFF_LOOP_MS, ON_LOOP, paceAfterLoopCommit, SLOW_DISK_MS, type CommitPace } from '../src/store/commit-pace.js';
 import { things, type Thing } from './fixtures/things.js';
+import { holdLock } from './helpers/lmdb-lock.js';
 import { jobDetails, jobs, requests, type JobRecord } from '../src/domain/requests/records.js';
 import { collectionSource, executeList, parseListQuery, type FieldTable } from '../src/domain/list/index.js';
 
@@ -207,36 +209,43 @@ t.test('a write that throws is undone in the transaction: records, index entries
   t.notOk(c.has('nested-of-refused'));
 });
 
-t.test('a commit never holds the event loop: writes wait for the lock and the disk on lmdb-js\'s thread', async (t) => {
-  // Another process holds LMDB's write lock for half a second, as a long commit or a slow
-  // fsync would. Before, this process's commit waited for it on the event loop: no timer ran.
+t.test('after a commit that waited for the disk, the next ones wait on lmdb-js\'s thread and the event loop runs on', async (t) => {
+  // Another process holds LMDB's write lock for half a second, twice. The first commit waits
+  // for it on the event loop (no timer runs meanwhile); that slow commit sends the next ones to
+  // the write thread, so the second wait leaves the loop free. Before, every one froze it.
   const dir = tempDir(t);
   const store = await Store.open({ dir }, [things]);
   t.teardown(() => store.close());
   const flag = path.join(dir, 'holding');
-  const holder = spawn(process.execPath, ['--input-type=module', '-e', `
-    import { open } from 'lmdb';
-    import { writeFileSync, unlinkSync } from 'node:fs';
-    const root = open({ path: ${JSON.stringify(path.join(dir, 'warehouse.mdb'))}, maxDbs: 128 });
-    root.transactionSync(() => {
-      root.putSync('held by another process', 1);
-      writeFileSync(${JSON.stringify(flag)}, '');
-      process.stdout.write('holding');
-      const until = Date.now() + 500;
-      while (Date.now() < until);
-      unlinkSync(${JSON.stringify(flag)});
-    });
-    await root.close();
-  `], { stdio: ['ignore', 'pipe', 'inherit'] });
-  await new Promise<void>((resolve) => holder.stdout.on('data', (d: Buffer) => d.toString().includes('holding') && resolve()));
-  let ticksWhileHeld = 0;
-  const tick = setInterval(() => existsSync(flag) && ticksWhileHeld++, 5);
-  await store.write(() => store.collection(things).put({ id: 'after the lock', group: 1, tags: [] }));
-  clearInterval(tick);
-  await new Promise((resolve) => holder.once('exit', resolve));
-  t.notOk(existsSync(flag), 'the write committed after the other process let go');
-  t.ok(ticksWhileHeld >= 2, `timers ran ${ticksWhileHeld} times while the other process held the lock`);
-  t.ok(store.collection(things).has('after the lock'));
+  const ticksWhileHeld = async (id: string): Promise<number> => {
+    const holder = await holdLock(dir, flag, 500);
+    let ticks = 0;
+    const tick = setInterval(() => existsSync(flag) && ticks++, 5);
+    await store.write(() => store.collection(things).put({ id, group: 1, tags: [] }));
+    clearInterval(tick);
+    await new Promise((resolve) => holder.once('exit', resolve));
+    t.notOk(existsSync(flag), `${id}: committed after the other process let go`);
+    t.ok(store.collection(things).has(id));
+    return ticks;
+  };
+  t.equal(await ticksWhileHeld('first'), 0, 'the first commit waited on the event loop');
+  const second = await ticksWhileHeld('second');
+  t.ok(second >= 2, `timers ran ${second} times while the second commit waited`);
+});
+
+t.test('commit pace: on the loop until a commit there waits for the disk, then on the write thread for a while', async (t) => {
+  const cases: { name: string; pace: CommitPace; now: number; inFlight: number; offLoop: boolean; diskMs?: number; next?: CommitPace }[] = [
+    { name: 'a fresh store commits on the loop', pace: ON_LOOP, now: 0, inFlight: 0, offLoop: false, diskMs: 2, next: ON_LOOP },
+    { name: 'a slow commit on the loop sends the next ones off it', pace: ON_LOOP, now: 1_000, inFlight: 0, offLoop: false, diskMs: SLOW_DISK_MS, next: { offLoopUntil: 1_000 + OFF_LOOP_MS } },
+    { name: 'just under the mark stays on the loop', pace: ON_LOOP, now: 1_000, inFlight: 0, offLoop: false, diskMs: SLOW_DISK_MS - 0.1, next: ON_LOOP },
+    { name: 'off the loop until the time is up', pace: { offLoopUntil: 5_000 }, now: 4_999, inFlight: 0, offLoop: true },
+    { name: 'then on the loop again', pace: { offLoopUntil: 5_000 }, now: 5_000, inFlight: 0, offLoop: false, diskMs: 1, next: { offLoopUntil: 5_000 } },
+    { name: 'not while a batch still commits off it: it would be overtaken', pace: { offLoopUntil: 5_000 }, now: 6_000, inFlight: 1, offLoop: true },
+  ];
+  for (const c of cases) {
+    t.equal(commitsOffLoop(c.pace, c.now, c.inFlight), c.offLoop, c.name);
+    if (c.diskMs !== undefined) t.same(paceAfterLoopCommit(c.pace, c.diskMs, c.now), c.next, `${c.name}: the pace after`);
+  }
 });
 
 t.test('writes outside Store.write are refused', async (t) => {

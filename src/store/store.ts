@@ -8,6 +8,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { Collection, type CollectionDef, type Key, type SharedStructures } from './collection.js';
+import { commitsOffLoop, ON_LOOP, paceAfterLoopCommit, type CommitPace } from './commit-pace.js';
 import { hasRoom, storageFault, type StorageFaultError } from './storage-fault.js';
 
 /** One step of the schema; `up` runs inside a write transaction. */
@@ -75,10 +76,15 @@ interface WriteRun {
   error: { thrown: unknown } | undefined;
 }
 
-/** What a commit cost: ms its writes held the event loop, ms from their end until the commit was durable (LMDB's commit and the disk's fsync, on lmdb-js's write thread), and how many writes it carried. */
+/**
+ * What a commit cost: ms its writes ran (on the event loop), ms from their end until the commit
+ * was durable (LMDB's lock, its commit and the disk's fsync), whether that part held the event
+ * loop too (`commit-pace.ts`), and how many writes it carried.
+ */
 export interface CommitTiming {
-  heldMs: number;
+  writesMs: number;
   diskMs: number;
+  onLoop: boolean;
   writes: number;
 }
 
@@ -126,6 +132,10 @@ export class Store {
   private structuresSaved = false;
   /** A batch stored a structure and may not have committed: the next reads them from the store again. */
   private structuresInDoubt = false;
+  /** Whether batches commit on the event loop or on lmdb-js's write thread (`commit-pace.ts`). */
+  private pace: CommitPace = ON_LOOP;
+  /** Batches committing on lmdb-js's write thread now. */
+  private offLoopInFlight = 0;
 
   private constructor(options: StoreOptions) {
     mkdirSync(options.dir, { recursive: true, mode: 0o700 });
@@ -205,9 +215,10 @@ export class Store {
    * Runs `fn` in a write transaction and resolves once it is durable. If `fn` throws, nothing
    * it wrote is kept and the error is rethrown.
    *
-   * Writes asked for in one event-loop turn commit together (one fsync for all of them), and
-   * the commit happens on lmdb-js's write thread: `fn` runs on this thread inside that
-   * transaction, later, not during this call, and the event loop never waits for the disk.
+   * Writes asked for in one event-loop turn commit together at its end (one fsync for all of
+   * them): `fn` runs on this thread then, not during this call. The commit runs on the event
+   * loop while the disk keeps up, and on lmdb-js's write thread for a while after it did not
+   * (`commit-pace.ts`).
    */
   write<R>(fn: () => R): Promise<R> {
     if (this.run) return this.nestedWrite(this.run, fn);
@@ -241,30 +252,45 @@ export class Store {
   }
 
   /**
-   * Commits `batch` in one lmdb-js asynchronous transaction and settles each write's promise
-   * once the commit is durable. A write that throws is undone alone (its changes reversed in
-   * the transaction, from the undo list its collections kept) and refused; the others stand.
-   * No child transactions: inside those, reads came back garbled after some `kill -9`
-   * restarts (docs/decisions.md, "Store").
+   * Commits `batch` in one transaction, on the loop or on lmdb-js's write thread as the pace
+   * says, and settles each write's promise once the commit is durable. A write that throws is
+   * undone alone (its changes reversed in the transaction, from the undo list its collections
+   * kept) and refused; the others stand. No child transactions: inside those, reads came back
+   * garbled after some `kill -9` restarts (docs/decisions.md, "Store").
    */
   private async commit(batch: readonly QueuedWrite[]): Promise<void> {
     const runs: WriteRun[] = [];
-    let held = 0;
+    let writesMs = 0;
     let written = 0;
     let savedStructures = false;
+    const runBatch = () => {
+      const began = performance.now();
+      // A batch before this one stored a structure and its commit may have failed: read the
+      // stored ones again rather than encode with one that was never kept.
+      if (this.structuresInDoubt) this.forgetStructures();
+      this.structuresSaved = false;
+      for (const write of batch) runs.push(this.runWrite(write.fn));
+      savedStructures = this.structuresSaved;
+      this.structuresInDoubt ||= savedStructures;
+      written = performance.now();
+      writesMs = written - began;
+    };
+    const offLoop = commitsOffLoop(this.pace, performance.now(), this.offLoopInFlight);
     try {
-      await this.root.transactionAsync(() => {
+      if (offLoop) {
+        this.offLoopInFlight++;
+        try {
+          await this.root.transactionAsync(runBatch);
+        } finally {
+          this.offLoopInFlight--;
+        }
+      } else {
         const began = performance.now();
-        // A batch before this one stored a structure and its commit may have failed: read the
-        // stored ones again rather than encode with one that was never kept.
-        if (this.structuresInDoubt) this.forgetStructures();
-        this.structuresSaved = false;
-        for (const write of batch) runs.push(this.runWrite(write.fn));
-        savedStructures = this.structuresSaved;
-        this.structuresInDoubt ||= savedStructures;
-        written = performance.now();
-        held = written - began;
-      });
+        this.root.transactionSync(runBatch);
+        const now = performance.now();
+        // What the loop waited beyond the writes: LMDB's lock (the brain's commits), the commit, the fsync.
+        this.pace = paceAfterLoopCommit(this.pace, now - began - writesMs, now);
+      }
       await this.root.flushed;
     } catch (err) {
       // The disk refused the commit: nothing of the batch is kept.
@@ -283,7 +309,7 @@ export class Store {
     // Heard once the commit stands, so a failing listener cannot make it look refused.
     for (const listener of this.holdListeners) {
       try {
-        listener({ heldMs: held, diskMs: performance.now() - written, writes: batch.length });
+        listener({ writesMs, diskMs: performance.now() - written, onLoop: !offLoop, writes: batch.length });
       } catch (err) {
         process.emitWarning(`commit listener failed: ${(err as Error).stack ?? String(err)}`);
       }
