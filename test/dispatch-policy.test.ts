@@ -285,16 +285,19 @@ t.test('standsOnItsCell: a carrier a running job carries stands on no cell, wher
 
 t.test('recover: a failed try is retried with a growing backoff, then waits for a person; never an endless loop', async (t) => {
   const at = (attempt: number, status: JobRecord['status'] = 'EXECUTING') => job('STORING', { attempt, status });
-  const cases: { name: string; job: JobRecord; cause: Parameters<typeof recover>[1]['cause']; want: unknown }[] = [
+  const cases: { name: string; job: JobRecord; cause: Parameters<typeof recover>[1]['cause']; clearingInMs?: number; want: unknown }[] = [
     { name: 'a bot fault on the first try', job: at(1), cause: 'fault', want: { kind: 'retry', at: NOW + 1000, counts: true } },
     { name: 'no path on the second', job: at(2), cause: 'unreachable', want: { kind: 'retry', at: NOW + 4000, counts: true } },
     { name: 'the last try fails: a person', job: at(MAX_ATTEMPTS), cause: 'refused', want: { kind: 'person' } },
     { name: 'the bot lost on the line is not the job\'s failure', job: at(MAX_ATTEMPTS), cause: 'lost', want: { kind: 'retry', at: NOW, counts: false } },
+    { name: 'no path while a stopped bot waits for its FAULT_CLEAR: tried after it, not counted', job: at(MAX_ATTEMPTS), cause: 'unreachable', clearingInMs: 3000, want: { kind: 'retry', at: NOW + 4000, counts: false } },
+    { name: 'no path with the clearing under way now: a second later', job: at(1), cause: 'unreachable', clearingInMs: 0, want: { kind: 'retry', at: NOW + 1000, counts: false } },
+    { name: 'a clearing elsewhere does not excuse another failure', job: at(MAX_ATTEMPTS), cause: 'refused', clearingInMs: 3000, want: { kind: 'person' } },
     { name: 'nothing to lift: given up at once', job: at(1), cause: 'no_carrier', want: { kind: 'give_up' } },
     { name: 'a cancelled job is not tried again', job: at(1, 'CANCELLING'), cause: 'fault', want: { kind: 'give_up' } },
     { name: 'the brain stops: the next one takes it up', job: at(1), cause: 'stopping', want: { kind: 'leave' } },
   ];
-  for (const c of cases) t.same(recover(c.job, { cause: c.cause, reason: 'x' }, NOW), c.want, c.name);
+  for (const c of cases) t.same(recover(c.job, { cause: c.cause, reason: 'x', ...(c.clearingInMs === undefined ? {} : { clearingInMs: c.clearingInMs }) }, NOW), c.want, c.name);
   // However the failures come, a job's line of tries ends: count the copies until a person is asked.
   let j = at(1);
   let tries = 1;

@@ -292,7 +292,7 @@ export class LevelRunner implements RunnerState {
     const { requests, inventory, motion, level, logger } = this.deps;
     const current = requests.findJob(job.id) ?? job;
     const recovery = recover(current, failure, this.deps.now());
-    logger.warn({ job_id: job.id, job_type: job.type, carrier_id: job.carrier_id, progress: current.progress, target, bot_id: job.bot_id, attempt: current.attempt, reason: failure.reason, recovery: recovery.kind },
+    logger.warn({ job_id: job.id, job_type: job.type, carrier_id: job.carrier_id, progress: current.progress, target, bot_id: job.bot_id, attempt: current.attempt, reason: failure.reason, clearing_in_ms: failure.clearingInMs, recovery: recovery.kind },
       'bot job failed');
     if (recovery.kind === 'leave') return;
     // A bot that stopped holding the carrier has it on board: the store says where it is now

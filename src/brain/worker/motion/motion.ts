@@ -59,7 +59,8 @@ export interface MotionBot {
  */
 export type FailureCause = 'lost' | 'stopping' | 'no_carrier' | 'unreachable' | 'refused' | 'fault' | 'not_delivered' | 'cancelled' | 'misplaced';
 
-export type GoalOutcome = { ok: true } | { ok: false; reason: string; cause: FailureCause };
+/** How a goal ended; a failure's `clearingInMs` is the recovery policy's (`Failure`). */
+export type GoalOutcome = { ok: true } | { ok: false; reason: string; cause: FailureCause; clearingInMs?: number };
 
 export interface LevelMotion {
   readonly levelId: number;

@@ -62,6 +62,8 @@ interface BotRun {
   paused: boolean;
   /** A FAULT_CLEAR is scheduled or under way. */
   clearing: boolean;
+  /** When (Date.now()) the scheduled or running FAULT_CLEAR goes out, while `clearing`. */
+  clearAt?: number;
   /** Its telemetry's latched stopping flags got their clearing (followLatch); reset once they drop. */
   latchFollowed: boolean;
   /** Stopped by a refusal or fault: the planner routes around it until it is freed. */
@@ -340,7 +342,7 @@ export class PlannedMotion implements LevelMotion {
         void this.arrived(e.bot);
         break;
       case 'goal_unreachable':
-        this.finish(e.bot, { ok: false, reason: `no path to cell ${e.cell} for this bot`, cause: 'unreachable' });
+        this.finish(e.bot, { ok: false, reason: `no path to cell ${e.cell} for this bot`, cause: 'unreachable', ...this.nextClearing(e.bot) });
         break;
       case 'refused': {
         const r = e.bot === undefined ? undefined : this.runs.get(e.bot);
@@ -452,6 +454,8 @@ export class PlannedMotion implements LevelMotion {
     const ms = this.o.faultClearMs();
     if (ms <= 0 || (r.clearing && attempt === 1)) return;
     r.clearing = true;
+    const delay = ms * 2 ** (attempt - 1);
+    r.clearAt = Date.now() + delay;
     setTimeout(() => {
       void this.o.radio.send(this.levelId, r.id, { type: 'FAULT_CLEAR', code: 65535 }, 15_000).then((outcome) => {
         const ok = outcome.delivered && outcome.result === 'OK';
@@ -460,9 +464,17 @@ export class PlannedMotion implements LevelMotion {
         this.o.logger[ok || again ? 'info' : 'warn']({ level_id: this.levelId, bot_id: r.id, cleared: ok, attempt, outcome }, msg);
         if (again) return this.clearLater(r, attempt + 1);
         r.clearing = false;
+        r.clearAt = undefined;
         if (ok && r.planned) this.free(r);
       });
-    }, ms * 2 ** (attempt - 1)).unref();
+    }, delay).unref();
+  }
+
+  /** When the next FAULT_CLEAR of another stopped bot of the level goes out, if one is due: that bot may be the one in the way. */
+  private nextClearing(botId: number): { clearingInMs?: number } {
+    let next: number | undefined;
+    for (const o of this.runs.values()) if (o.id !== botId && o.clearAt !== undefined && (next === undefined || o.clearAt < next)) next = o.clearAt;
+    return next === undefined ? {} : { clearingInMs: Math.max(0, next - Date.now()) };
   }
 
   /**

@@ -12,11 +12,18 @@ import type { FailureCause } from '../motion/motion.js';
 export const MAX_ATTEMPTS = 3;
 /** Wait before the second try; each later one waits four times longer. */
 const FIRST_BACKOFF_MS = 1000;
+/** How long after a stopped bot's next FAULT_CLEAR a try behind it starts: time for the bot to move off. */
+const AFTER_CLEAR_MS = 1000;
 
-/** Why a try failed (motion.ts says what each cause means); `lost` is not the job's fault. */
+/**
+ * Why a try failed (motion.ts says what each cause means); `lost` is not the job's fault.
+ * `clearingInMs`: no path while a stopped bot of the level waits for its next FAULT_CLEAR, due
+ * in that many ms; that bot may be the one in the way.
+ */
 export interface Failure {
   cause: FailureCause;
   reason: string;
+  clearingInMs?: number;
 }
 
 export type Recovery =
@@ -37,6 +44,10 @@ export function recover(job: JobRecord, failure: Failure, now: number): Recovery
   // A cancelled job's carrier is taken home by its STORING, wherever the bot stopped.
   if (job.status === 'CANCELLING') return { kind: 'give_up' };
   if (failure.cause === 'lost') return { kind: 'retry', at: now, counts: false };
+  // A stopped bot may block the only lane: tried again after its clearing, not counted. The
+  // clearing's own tries are bounded (FAULT_CLEAR_TRIES), so these are too. Counted, three tries
+  // 1 s and 4 s apart sent the job to a person before a 10 s clearing freed the lane.
+  if (failure.cause === 'unreachable' && failure.clearingInMs !== undefined) return { kind: 'retry', at: now + failure.clearingInMs + AFTER_CLEAR_MS, counts: false };
   if (job.attempt >= MAX_ATTEMPTS) return { kind: 'person' };
   return { kind: 'retry', at: now + FIRST_BACKOFF_MS * 4 ** (job.attempt - 1), counts: true };
 }
