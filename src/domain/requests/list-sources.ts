@@ -81,8 +81,10 @@ export function jobSource(store: Store, showCreated: () => boolean, open: Pick<O
       };
     },
     // The jobs scan gives: all of them, less the internal plans unless the setting shows them.
+    // Those are open jobs, counted in memory: the status index's count walked every key of them
+    // on each page that read the size, 8 % of the API thread in issue 22's mix.
     get size() {
-      return base.size! - (showCreated() ? 0 : store.collection(jobs).countBy('status', 'CREATED'));
+      return base.size! - (showCreated() ? 0 : open.jobsByCreation('CREATED').length);
     },
   };
 }
