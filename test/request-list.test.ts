@@ -10,7 +10,7 @@ import path from 'node:path';
 import { Random } from '../src/sim/random.js';
 import { Store } from '../src/store/store.js';
 import { MIGRATIONS } from '../src/store/migrations.js';
-import type { CollectionDef } from '../src/store/collection.js';
+import { Collection, type CollectionDef } from '../src/store/collection.js';
 import { jobs, newJob, requests, REQUEST_STATUSES, JOB_STATUSES, type RequestRecord } from '../src/domain/requests/records.js';
 import { jobSource, requestSource } from '../src/domain/requests/list-sources.js';
 import { OpenWork } from '../src/domain/requests/open-work.js';
@@ -162,8 +162,17 @@ t.test('a store written before the indexes gets them on its next start', async (
     }
   });
   await old.close();
-  const { store } = await openStore(t, [requests as never, jobs as never], MIGRATIONS, dir);
+  // Steps 6 and 8 each rebuild the indexes of requests and jobs: written once each, at the end.
+  const proto = Collection.prototype as unknown as { writeIndexes(this: Collection<unknown>): void };
+  const writeIndexes = proto.writeIndexes;
+  const rebuilt: string[] = [];
+  proto.writeIndexes = function (this: Collection<unknown>) {
+    rebuilt.push(this.def.name);
+    writeIndexes.call(this);
+  };
+  const { store } = await openStore(t, [requests as never, jobs as never], MIGRATIONS, dir).finally(() => (proto.writeIndexes = writeIndexes));
   t.teardown(() => store.close());
+  t.same(rebuilt.sort(), ['jobs', 'requests'], 'each collection\'s index entries written once for the steps that rebuild them');
   const work = new OpenWork(store, [1]);
   t.teardown(() => work.close());
   const runs = [...store.collection(requests).runsBy('created_at', true)];

@@ -58,6 +58,9 @@ export interface CollectionDef<T> {
 export class Collection<T> {
   private readonly records: Database<T, Key>;
   private readonly indexes = new Map<string, { def: IndexDef<T>; db: Database<number, [IndexValue, Key]> }>();
+  private rebuildsDeferred = false;
+  /** A rebuild asked for while deferred: done before the indexes are next used. */
+  private rebuildPending = false;
 
   constructor(
     root: RootDatabase,
@@ -217,6 +220,7 @@ export class Collection<T> {
 
   /** Moves the record under `key` from `from` to `to` (undefined: none), index entries with it. */
   private replace(key: Key, from: T | undefined, to: T | undefined): void {
+    if (this.rebuildPending) this.writeIndexes();
     for (const { def, db } of this.indexes.values()) {
       const before = from === undefined ? [] : valuesOf(def, from);
       const after = to === undefined ? [] : valuesOf(def, to);
@@ -227,9 +231,26 @@ export class Collection<T> {
     else this.records.putSync(key, to);
   }
 
-  /** Writes every index entry anew from the records (a migration step). Call only inside Store.write. */
+  /**
+   * Writes every index entry anew from the records (a migration step). Call only inside a
+   * write. While the store runs its migrations (`deferRebuilds`) the rebuild waits until they
+   * end, or until the collection is next written or its indexes read, so that an upgrade over
+   * several steps that each rebuild (6 and 8: requests and jobs) writes the entries once.
+   */
   rebuildIndexes(): void {
     this.assertInWrite();
+    if (this.rebuildsDeferred) this.rebuildPending = true;
+    else this.writeIndexes();
+  }
+
+  /** Makes `rebuildIndexes` wait (the migrations at open), or, when turned off, do what waited. */
+  deferRebuilds(on: boolean): void {
+    this.rebuildsDeferred = on;
+    if (!on && this.rebuildPending) this.writeIndexes();
+  }
+
+  private writeIndexes(): void {
+    this.rebuildPending = false;
     for (const { db } of this.indexes.values()) db.clearSync();
     const records = [...this.records.getRange()];
     for (const { key, value } of records) {
@@ -238,6 +259,7 @@ export class Collection<T> {
   }
 
   private index(name: string): Database<number, [IndexValue, Key]> {
+    if (this.rebuildPending) this.writeIndexes();
     const index = this.indexes.get(name);
     if (!index) throw new Error(`collection ${this.def.name} has no index ${name}`);
     return index.db;

@@ -552,7 +552,9 @@ export class Store {
     if (pending.length === 0) return;
     // All pending steps in one transaction: a crash mid-way leaves the old version intact.
     await this.writeAtOpen(() => {
+      for (const c of this.collections.values()) c.deferRebuilds(true);
       for (const m of pending) m.up(this);
+      for (const c of this.collections.values()) c.deferRebuilds(false);
       this.meta.putSync(META_SCHEMA_VERSION, latest);
     });
   }
