@@ -4,8 +4,7 @@
 // could point to; two writers on one environment (the API's thread and the brain's) each
 // read the other's records.
 import t, { type Test } from 'tap';
-import { execFileSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { open } from 'lmdb';
@@ -13,6 +12,7 @@ import { Store } from '../src/store/store.js';
 import { MIGRATIONS } from '../src/store/migrations.js';
 import type { CollectionDef } from '../src/store/collection.js';
 import { holdLock } from './helpers/lmdb-lock.js';
+import { fillUp, smallDisk } from './helpers/small-disk.js';
 
 interface Thing {
   id: string;
@@ -175,16 +175,8 @@ t.test('two writers on one environment: each reads what the other wrote, also af
 
 for (const offLoop of [false, true]) {
   t.test(`a commit the full disk refused after it stored a structure (${offLoop ? "on lmdb-js's write thread" : 'on the event loop'}): the next write stores it again`, async (t) => {
-    const mount = mkdtempSync(path.join(tmpdir(), 'wh-structures-full-'));
-    t.teardown(() => rmSync(mount, { recursive: true, force: true }));
-    try {
-      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', mount], { stdio: 'pipe' });
-    } catch (err) {
-      // CI runs as root; elsewhere a full disk cannot be made without privileges.
-      t.comment(`skipped: cannot mount a small tmpfs here (${(err as Error).message.split('\n')[0]})`);
-      return;
-    }
-    t.teardown(() => execFileSync('umount', ['-l', mount]));
+    const mount = smallDisk(t, '8m');
+    if (!mount) return;
     const dir = path.join(mount, 'state');
     const store = await Store.open({ dir }, [things as never], MIGRATIONS);
     const c = store.collection(things);
@@ -199,14 +191,7 @@ for (const offLoop of [false, true]) {
       await store.write(() => c.put(other('S-1')));
     }
     const filler = path.join(mount, 'filler');
-    const fd = openSync(filler, 'w');
-    for (const size of [1 << 20, 64 << 10, 4 << 10]) {
-      const chunk = Buffer.alloc(size, 1);
-      try {
-        for (;;) writeSync(fd, chunk);
-      } catch { /* ENOSPC: on to smaller chunks */ }
-    }
-    closeSync(fd);
+    fillUp(filler);
     // A new shape, too big for the pages the file has: its structure is stored in a transaction
     // the disk refuses. The next write frees the space and uses the same shape: it must store the
     // structure again, not point to the one that was never kept.

@@ -2,11 +2,10 @@
 // filled up; writes answer 507 storage_full (never 500), reads go on, the storage status says
 // ERROR, one event says so and another when space is back; nothing written before is harmed.
 import t from 'tap';
-import { execFileSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { Client } from './helpers/client.js';
+import { fillUp, smallDisk } from './helpers/small-disk.js';
 import { startTestApp } from './helpers/app.js';
 import { until } from './helpers/until.js';
 import { decideLowSpace } from '../src/storage-watch.js';
@@ -39,16 +38,8 @@ t.test('storageFault: ENOSPC and map full are a full disk; a bug is not the disk
 });
 
 t.test('the state directory on a filesystem that fills up', async (t) => {
-  const mount = mkdtempSync(path.join(tmpdir(), 'wh-full-'));
-  t.teardown(() => rmSync(mount, { recursive: true, force: true }));
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=48m', 'tmpfs', mount], { stdio: 'pipe' });
-  } catch (err) {
-    // CI runs as root; elsewhere a full disk cannot be made without privileges.
-    t.comment(`skipped: cannot mount a small tmpfs here (${(err as Error).message.split('\n')[0]})`);
-    return;
-  }
-  t.teardown(() => execFileSync('umount', ['-l', mount]));
+  const mount = smallDisk(t, '48m');
+  if (!mount) return;
   const stateDir = path.join(mount, 'state');
   // The threshold above the whole filesystem: the low-space warning comes at start.
   const a = await startTestApp({ WAREHOUSE_STATE_DIR: stateDir, WAREHOUSE_DISK_LOW_BYTES: String(64 << 20) });
@@ -67,14 +58,7 @@ t.test('the state directory on a filesystem that fills up', async (t) => {
 
   // Fill the filesystem to the last block.
   const filler = path.join(mount, 'filler');
-  const fd = openSync(filler, 'w');
-  for (const size of [1 << 20, 64 << 10, 4 << 10]) {
-    const chunk = Buffer.alloc(size, 1);
-    try {
-      for (;;) writeSync(fd, chunk);
-    } catch { /* ENOSPC: on to smaller chunks */ }
-  }
-  closeSync(fd);
+  fillUp(filler);
 
   let refused: Awaited<ReturnType<typeof c.post>> | undefined;
   for (let i = 0; i < 2000 && !refused; i++) {
