@@ -1,7 +1,7 @@
 // npm run bench:load [-- --skus 10000 --clients 200 --duration 30 --kind-seconds 3 --long 0
 //                        --links on --seed 1 --no-build --kinds-only --mix post_sku,sku_search
 //                        --node-flags="--cpu-prof --cpu-prof-dir=/tmp/p"
-//                        --node-flags=--trace-gc --daemon-out /tmp/gc.txt]
+//                        --node-flags=--trace-gc --daemon-out /tmp/gc.txt --disk-stall 300/2]
 //
 // The API under the load of issue 22: many keep-alive HTTPS clients mixing the everyday calls
 // against the demo daemon (dist/main.js, a child process on a fresh state directory), with the
@@ -55,6 +55,9 @@ const { values: args } = parseArgs({
     'node-flags': { type: 'string' },
     // The measured daemon's own lines that are not its log's JSON (what --trace-gc prints) go to this file.
     'daemon-out': { type: 'string' },
+    // "300/2": another process holds the store's LMDB write lock 300 ms every 2 s, as a disk
+    // whose fsyncs stall holds the daemon's commits (a busy or failing disk; issue 22).
+    'disk-stall': { type: 'string' },
   },
 });
 const SKUS = Number(args.skus);
@@ -64,7 +67,8 @@ const KIND_MS = Number(args['kind-seconds']) * 1000;
 const LONG_MS = Number(args.long) * 1000;
 const SEED = Number(args.seed);
 const TICK_MS = 1000 / Number(spawnSync('getconf', ['CLK_TCK']).stdout.toString().trim() || 100);
-console.log(`bench:load seed ${SEED}, ${SKUS} SKUs, ${CLIENTS} clients, ${DURATION / 1000} s per phase, links ${args.links}, ${os.cpus().length} cores, load average ${os.loadavg().map((n) => n.toFixed(2)).join(' ')}`);
+const [STALL_MS, STALL_EVERY_S] = (args['disk-stall'] ?? '0/0').split('/').map(Number) as [number, number];
+console.log(`bench:load seed ${SEED}, ${SKUS} SKUs, ${CLIENTS} clients, ${DURATION / 1000} s per phase, links ${args.links}, ${os.cpus().length} cores, load average ${os.loadavg().map((n) => n.toFixed(2)).join(' ')}${STALL_MS > 0 ? `; the disk stalls commits ${STALL_MS} ms every ${STALL_EVERY_S} s` : ''}`);
 
 // ------------------------------------------------------------------ the mix
 
@@ -422,13 +426,28 @@ await seedSkus(SKUS);
 const t0 = performance.now();
 daemon = await startDaemon(args['node-flags']?.split(/\s+/).filter(Boolean));
 console.log(`daemon pid ${daemon.child.pid} listening on ${daemon.port} after ${((performance.now() - t0) / 1000).toFixed(1)} s; RSS ${rssMiB(daemon.child.pid!).toFixed(0)} MiB`);
+const stalls = STALL_MS > 0 ? diskStalls(STALL_MS, STALL_EVERY_S) : undefined;
 try {
   if (args['kinds-only']) await kindsOnly(daemon);
   else await fullRun(daemon);
   console.log(`\nload average at the end ${os.loadavg().map((n) => n.toFixed(2)).join(' ')}`);
 } finally {
+  stalls?.kill();
   await stopDaemon(daemon);
   rmSync(stateDir, { recursive: true, force: true });
+}
+
+/** A process that takes the store's LMDB write lock for `ms` every `everyS` seconds, sleeping meanwhile (no CPU). */
+function diskStalls(ms: number, everyS: number): ChildProcess {
+  return spawn(process.execPath, ['--input-type=module', '-e', `
+    import { open } from 'lmdb';
+    const root = open({ path: ${JSON.stringify(path.join(stateDir, 'db', 'warehouse.mdb'))}, maxDbs: 128 });
+    const sleeper = new Int32Array(new SharedArrayBuffer(4));
+    setInterval(() => root.transactionSync(() => {
+      root.putSync('bench:load disk stall', Date.now());
+      Atomics.wait(sleeper, 0, 0, ${ms});
+    }), ${everyS * 1000});
+  `], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 /** Cold start, then health, mix and kinds (again after --long). */
