@@ -147,9 +147,9 @@ export class Store {
       maxDbs: 128,
       mapSize: options.mapSize ?? 64 * 1024 ** 3,
       compression: false,
-      // Each batch of writes is one explicit asynchronous transaction (`commit`): no batch of
-      // the event turn besides, whose commit promise nobody would await (an unhandled
-      // rejection when the disk refuses it).
+      // Each batch of writes is one explicit transaction (`commit`), asynchronous while the
+      // disk stalls: no batch of the event turn besides, whose commit promise nobody would
+      // await (an unhandled rejection when the disk refuses it).
       eventTurnBatching: false,
       readOnly: options.readOnly ?? false,
     });
@@ -301,7 +301,7 @@ export class Store {
       const error = fault ?? cause;
       batch.forEach((write, i) => {
         for (const nested of runs[i]?.nested ?? []) nested.reject(error);
-        write.reject?.(error);
+        write.reject(error);
       });
       return;
     }
@@ -337,10 +337,10 @@ export class Store {
     batch.forEach((write, i) => {
       const run = runs[i]!;
       if (run.error) {
-        write.reject?.(run.error.thrown);
+        write.reject(run.error.thrown);
       } else {
         for (const nested of run.nested) nested.resolve();
-        write.resolve?.(run.result);
+        write.resolve(run.result);
       }
     });
   }
@@ -391,9 +391,11 @@ export class Store {
       });
     } catch (err) {
       this.forgetStructures();
+      for (const nested of run.nested) nested.reject(err);
       throw err;
     }
     await this.root.flushed;
+    for (const nested of run.nested) nested.resolve();
   }
 
   /**
