@@ -369,6 +369,13 @@ t.test('head-on traffic in the distance tables: it changes the routes, and every
     { numRuns: 8, seed: 2361 },
   );
   t.ok(reached > 0, `${reached} goals reached under faults and barred cells (fast-check seed 2361)`);
+  // LoRR 2023 crowds (robots on a tenth of the free cells or more, as the saved small warehouse)
+  // get it with the flow costs by default (MR23-I-10, issue 23, sixth round)
+  const lorr = ['--instance', path.join(FIXTURES, 'small-2023.json'), '--steps', '300'];
+  const byDefault = cli(lorr).out;
+  t.equal(byDefault.validator.violations, 0);
+  t.equal(byDefault.checksum, cli([...lorr, '--contraflow', '255']).out.checksum, 'LoRR 2023 crowds: weight 255 by default');
+  t.not(byDefault.checksum, cli([...lorr, '--contraflow', '0']).out.checksum, 'and it changes their routes');
 });
 
 t.test('2024 scheduler: a nearer robot takes a task not yet started, and the run stays valid', async (t) => {
