@@ -374,7 +374,7 @@ t.test('head-on traffic in the distance tables: it changes the routes, and every
   const lorr = ['--instance', path.join(FIXTURES, 'small-2023.json'), '--steps', '300'];
   const byDefault = cli(lorr).out;
   t.equal(byDefault.validator.violations, 0);
-  t.equal(byDefault.checksum, cli([...lorr, '--contraflow', '255']).out.checksum, 'LoRR 2023 crowds: weight 255 by default');
+  t.equal(byDefault.checksum, cli([...lorr, '--contraflow', '510']).out.checksum, 'LoRR 2023 crowds: weight 510 by default');
   t.not(byDefault.checksum, cli([...lorr, '--contraflow', '0']).out.checksum, 'and it changes their routes');
 });
 
