@@ -349,6 +349,35 @@ t.test('congestion in the distance tables: the costs follow the queues, and ever
   t.ok(reached > 0, `${reached} goals reached under faults and barred cells (fast-check seed 2351)`);
 });
 
+t.test('head-on traffic in the distance tables: it changes the routes, and every plan keeps the rules', async (t) => {
+  // --contraflow adds, at each flow-cost update, the rate of bots leaving the entered cell
+  // towards the one left (bots met head-on) to the move's cost; off, the run is the one before.
+  const args = ['--random', '--seed', '3', '--width', '20', '--height', '14', '--bots', '70', '--steps', '300', '--guidance', '8', '--lanes', '8', '--heat', '48', '--flow-cost', '4', '--flow-period', '25', '--flow-refresh', '4'];
+  const off = cli(args).out;
+  const zero = cli([...args, '--contraflow', '0']).out;
+  const on = cli([...args, '--contraflow', '64']).out;
+  t.equal(zero.checksum, off.checksum, 'weight 0 is the run without it');
+  t.equal(on.validator.violations, 0);
+  t.not(on.checksum, off.checksum, 'head-on traffic changed where the bots went');
+  t.equal(cli([...args, '--contraflow', '64']).out.checksum, on.checksum, 'deterministic');
+  t.ok(on.counters.goalsReached > 0.8 * off.counters.goalsReached, `goals reached: ${on.counters.goalsReached} against ${off.counters.goalsReached}`);
+  let reached = 0;
+  fc.assert(
+    fc.property(fc.record({ ...CHAOS_RUN, weight: fc.constantFrom('8', '64', '255') }), (p) => {
+      reached += validChaosRun(p.seed, p.durations, p.forbidCycles, ['--heat', '48', '--guidance', '8', '--lanes', '8', '--flow-cost', '4', '--flow-period', '20', '--flow-refresh', '3', '--contraflow', p.weight]).counters.goalsReached;
+    }),
+    { numRuns: 8, seed: 2361 },
+  );
+  t.ok(reached > 0, `${reached} goals reached under faults and barred cells (fast-check seed 2361)`);
+  // LoRR 2023 crowds (robots on a tenth of the free cells or more, as the saved small warehouse)
+  // get it with the flow costs by default (MR23-I-10, issue 23, sixth round)
+  const lorr = ['--instance', path.join(FIXTURES, 'small-2023.json'), '--steps', '300'];
+  const byDefault = cli(lorr).out;
+  t.equal(byDefault.validator.violations, 0);
+  t.equal(byDefault.checksum, cli([...lorr, '--contraflow', '510']).out.checksum, 'LoRR 2023 crowds: weight 510 by default');
+  t.not(byDefault.checksum, cli([...lorr, '--contraflow', '0']).out.checksum, 'and it changes their routes');
+});
+
 t.test('2024 scheduler: a nearer robot takes a task not yet started, and the run stays valid', async (t) => {
   // --steal-margin: the displaced robot gets another task in the same step; a robot must never
   // be left holding a goal of a task it lost (its GoalReached would be counted for nobody).

@@ -152,6 +152,7 @@ class PlannerImpl {
     resNext_.assign(cells, kNone);
     if (flowCosts()) baseCost_ = corridorCosts(grid, options.againstFlowCost, options.openLaneCost, options.openMoveCost);
     if (opt_.heatWeight || flowCosts()) heat_.assign(cells, 0.0f);
+    if (flowCosts() && opt_.contraflowWeight) flow_.assign(cells * 4, 0.0f);
   }
 
   bool flowCosts() const { return opt_.flowCostPeriod > 0 && opt_.flowCostWeight > 0 && opt_.corridorGuidance && opt_.againstFlowCost > 1; }
@@ -169,6 +170,7 @@ class PlannerImpl {
   std::vector<int32_t> resNext_;  // cell -> bot at the next instant
   std::vector<float> heat_;       // Options::heatWeight: per cell, moving average of bots standing
   std::vector<uint8_t> baseCost_; // Options::flowCostPeriod: the guidance costs congestion is added to
+  std::vector<float> flow_;       // Options::contraflowWeight: per cell and heading, moving average of bots leaving that way
   std::vector<Cell> touchedNow_, touchedNext_;
   std::vector<int32_t> order_;
   std::vector<int32_t> stack_;
@@ -826,6 +828,7 @@ class PlannerImpl {
   void reweigh() {
     std::vector<uint8_t> cost = baseCost_;
     const float w = static_cast<float>(opt_.flowCostWeight) / static_cast<float>(kHeatScale);
+    const float wc = static_cast<float>(opt_.contraflowWeight) / static_cast<float>(kHeatScale);
     const Cell cells = grid_.width * grid_.height;
     for (Cell c = 0; c < cells; ++c) {
       if (grid_.flags[static_cast<size_t>(c)] & kBlocked) continue;
@@ -833,8 +836,14 @@ class PlannerImpl {
         const Cell n = grid_.neighbour(c, static_cast<Heading>(d));
         if (n < 0) continue;
         const float h = std::min(heat_[static_cast<size_t>(n)], 0.9f);
+        float extra = w * h / (1.0f - h);
+        if (!flow_.empty()) {
+          // Options::contraflowWeight: bots leaving n towards c meet this move head-on
+          const float f = std::min(flow_[static_cast<size_t>(n) * 4 + static_cast<size_t>((d + 2) & 3)], 0.9f);
+          extra += wc * f / (1.0f - f);
+        }
         uint8_t& k = cost[static_cast<size_t>(c) * 4 + static_cast<size_t>(d)];
-        k = static_cast<uint8_t>(std::min(15.0f, static_cast<float>(k) + std::round(w * h / (1.0f - h))));
+        k = static_cast<uint8_t>(std::min(15.0f, static_cast<float>(k) + std::round(extra)));
       }
     }
     tables_.reweigh(std::move(cost));
@@ -970,8 +979,12 @@ class PlannerImpl {
 
     if (!heat_.empty()) {
       for (float& x : heat_) x *= kHeatDecay;
+      for (float& x : flow_) x *= kHeatDecay;
       for (const BotData& b : bots_) {
         if (b.present && b.hasGoal && !b.running && b.next != Action::Forward && !goalActPending(b)) heat_[static_cast<size_t>(b.state.cell)] += 1.0f - kHeatDecay;
+        if (!flow_.empty() && b.present && !b.running && b.next == Action::Forward && b.nextCell != b.state.cell) {
+          flow_[static_cast<size_t>(b.state.cell) * 4 + static_cast<size_t>(b.nextHeading)] += 1.0f - kHeatDecay;
+        }
       }
       if (flowCosts() && (t + 1) % static_cast<int64_t>(opt_.flowCostPeriod) == 0) reweigh();
     }

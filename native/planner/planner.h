@@ -74,6 +74,12 @@ struct Options {
   uint32_t flowCostPeriod = 0;
   uint8_t flowCostWeight = 0;
   uint32_t flowRefreshPerStep = 256;
+  // With the flow costs: head-on traffic too (0: off). Each cell keeps, per heading, a moving
+  // average of bots leaving it that way; a move from c into n also costs `contraflowWeight`
+  // eighths of a step times f / (1 - f), f the average of bots leaving n towards c, so the
+  // busier way of a two-way stretch wins it and the traffic sorts itself into lanes (the
+  // contraflow term of Chen, Harabor, Li and Stuckey, AAAI 2024).
+  uint16_t contraflowWeight = 0;  // above 255: the figure still rose at 255 (issue 23, sixth round)
   // Upper bound of the distance-table cache (tables per goal cell and lifted state).
   size_t heuristicMemoryBytes = size_t{1} << 30;
   // A bot with a goal whose distance has not improved for this many steps counts as stalled
