@@ -88,6 +88,11 @@ export interface CommitTiming {
   writes: number;
 }
 
+/** A write about to run: nothing changed, noted or nested yet. */
+function newRun(): WriteRun {
+  return { after: [], changed: new Map(), undo: [], nested: [], result: undefined, error: undefined };
+}
+
 /** Reverses a run's changes back to the first `mark` of them, newest first. */
 function undoTo(run: WriteRun, mark: number): void {
   for (let i = run.undo.length - 1; i >= mark; i--) run.undo[i]!();
@@ -347,7 +352,7 @@ export class Store {
 
   /** Runs one write's function inside the transaction; a throw undoes what it changed. */
   private runWrite(fn: () => unknown): WriteRun {
-    const run: WriteRun = { after: [], changed: new Map(), undo: [], nested: [], result: undefined, error: undefined };
+    const run = newRun();
     this.run = run;
     try {
       run.result = fn();
@@ -379,7 +384,7 @@ export class Store {
    * reverse. Blocks the event loop for its commit; nothing else runs yet at open.
    */
   private async writeAtOpen(fn: () => void): Promise<void> {
-    const run: WriteRun = { after: [], changed: new Map(), undo: [], nested: [], result: undefined, error: undefined };
+    const run = newRun();
     try {
       this.root.transactionSync(() => {
         this.run = run;

@@ -60,9 +60,7 @@ interface BotRun {
   pending: PlannedAction | undefined;
   segment: number;
   paused: boolean;
-  /** A FAULT_CLEAR is scheduled or under way. */
-  clearing: boolean;
-  /** When (Date.now()) the scheduled or running FAULT_CLEAR goes out, while `clearing`. */
+  /** While a FAULT_CLEAR is scheduled or under way: when (Date.now()) it goes out. */
   clearAt?: number;
   /** Its telemetry's latched stopping flags got their clearing (followLatch); reset once they drop. */
   latchFollowed: boolean;
@@ -266,7 +264,7 @@ export class PlannedMotion implements LevelMotion {
   private run(id: number): BotRun {
     let r = this.runs.get(id);
     if (!r) {
-      r = { id, telemetry: undefined, planned: false, goal: undefined, pending: undefined, segment: 0, paused: this.paused, clearing: false, latchFollowed: false, stuck: false, lostLink: false, lostHolding: false, parked: false, charging: 'no' };
+      r = { id, telemetry: undefined, planned: false, goal: undefined, pending: undefined, segment: 0, paused: this.paused, latchFollowed: false, stuck: false, lostLink: false, lostHolding: false, parked: false, charging: 'no' };
       this.runs.set(id, r);
     }
     return r;
@@ -452,8 +450,7 @@ export class PlannedMotion implements LevelMotion {
    */
   private clearLater(r: BotRun, attempt = 1): void {
     const ms = this.o.faultClearMs();
-    if (ms <= 0 || (r.clearing && attempt === 1)) return;
-    r.clearing = true;
+    if (ms <= 0 || (r.clearAt !== undefined && attempt === 1)) return;
     const delay = ms * 2 ** (attempt - 1);
     r.clearAt = Date.now() + delay;
     setTimeout(() => {
@@ -463,7 +460,6 @@ export class PlannedMotion implements LevelMotion {
         const msg = ok ? 'bot fault cleared' : again ? 'bot fault not cleared yet; tried again later' : 'bot fault not cleared; a technician must see it';
         this.o.logger[ok || again ? 'info' : 'warn']({ level_id: this.levelId, bot_id: r.id, cleared: ok, attempt, outcome }, msg);
         if (again) return this.clearLater(r, attempt + 1);
-        r.clearing = false;
         r.clearAt = undefined;
         if (ok && r.planned) this.free(r);
       });
