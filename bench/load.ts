@@ -1,4 +1,4 @@
-// npm run bench:load [-- --skus 10000 --clients 200 --duration 30 --kind-seconds 3 --long 0
+// npm run bench:load [-- --client undici|https --skus 10000 --clients 200 --duration 30 --kind-seconds 3 --long 0
 //                        --links on --seed 1 --no-build --kinds-only --mix post_sku,sku_search
 //                        --node-flags="--cpu-prof --cpu-prof-dir=/tmp/p"
 //                        --node-flags=--trace-gc --daemon-out /tmp/gc.txt --disk-stall 300/2]
@@ -25,13 +25,18 @@
 // the reads then see the store at its seeded size (the mix's POST /sku adds thousands of SKUs),
 // so `--skus 1000` against `--skus 10000` is the tenfold comparison of issue 22.
 //
-// The load generator is this process (node:https, one Agent of one socket per client); its own
-// CPU share is printed, so a run limited by the client shows as such. Randomness (which kind,
+// The load generator is this process, one connection per client, one request at a time: undici's
+// Client by default, node:https (an Agent of one socket) with --client https, as the rounds before
+// the ninth measured. node:https cost the box about as much CPU a request as the daemon's main
+// thread, and capped the health baseline at about 8,000 req/s where undici reaches 22,000 (docs/
+// benchmarks.md, "Ninth round"). The client's own CPU share is printed, so a run limited by the
+// client shows as such. Randomness (which kind,
 // which SKU) comes from --seed.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import https from 'node:https';
+import * as Undici from 'undici';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -58,6 +63,8 @@ const { values: args } = parseArgs({
     // "300/2": another process holds the store's LMDB write lock 300 ms every 2 s, as a disk
     // whose fsyncs stall holds the daemon's commits (a busy or failing disk; issue 22).
     'disk-stall': { type: 'string' },
+    // The load generator's HTTP client: undici (the default, lighter) or node:https (the rounds before the ninth).
+    client: { type: 'string', default: 'undici' },
   },
 });
 const SKUS = Number(args.skus);
@@ -236,7 +243,19 @@ interface Sample {
 }
 
 /** One keep-alive client: one socket, one request at a time. */
-class Client {
+interface Client {
+  /** Time from opening the connection to the end of its first answer, once known. */
+  readonly firstWait: number | undefined;
+  send(kind: string, call: Call): Promise<Sample>;
+  close(): void;
+}
+
+function newClient(d: Daemon): Client {
+  return args.client === 'https' ? new HttpsClient(d) : new UndiciClient(d);
+}
+
+/** node:https with an Agent of one socket: about as much CPU a request as the daemon's main thread spends on it. */
+class HttpsClient implements Client {
   private readonly agent: https.Agent;
   /** Time from opening the connection to the end of its first answer, once known. */
   firstWait: number | undefined;
@@ -277,6 +296,49 @@ class Client {
 
   close(): void {
     this.agent.destroy();
+  }
+}
+
+/** undici's Client (one connection, no pipelining): less of the box's two cores goes to the load itself. */
+class UndiciClient implements Client {
+  private readonly client: Undici.Client;
+  firstWait: number | undefined;
+  private readonly opened = performance.now();
+  private connects = 0;
+
+  constructor(private readonly d: Daemon) {
+    this.client = new Undici.Client(`https://127.0.0.1:${d.port}`, {
+      connect: { ca: d.ca }, pipelining: 1, headersTimeout: 60_000, bodyTimeout: 60_000,
+      // uWS closes a connection idle for 10 s; undici must not reuse one the server is closing.
+      keepAliveTimeout: 5_000, keepAliveMaxTimeout: 5_000,
+    });
+    this.client.on('connect', () => this.connects++);
+  }
+
+  async send(kind: string, call: Call): Promise<Sample> {
+    const body = call.body === undefined ? undefined : JSON.stringify(call.body);
+    const connects = this.connects;
+    const t0 = performance.now();
+    let status = 0;
+    let ok = false;
+    try {
+      const res = await this.client.request({
+        method: call.method as Undici.Dispatcher.HttpMethod, path: call.path, body,
+        headers: { authorization: `Bearer ${this.d.key}`, ...(body ? { 'content-type': 'application/json' } : {}), ...call.headers },
+      });
+      await res.body.dump({ limit: Infinity });
+      status = res.statusCode;
+      ok = call.ok.includes(status);
+    } catch {
+      // Counted as failed, as the https client counts a dropped or timed-out request.
+    }
+    const t1 = performance.now();
+    if (ok) this.firstWait ??= t1 - this.opened;
+    return { kind, ms: t1 - t0, status, ok, fresh: this.connects !== connects };
+  }
+
+  close(): void {
+    void this.client.destroy();
   }
 }
 
@@ -329,7 +391,7 @@ interface Figures {
 /** Health, mix and per-kind phases on the warm `mixClients`. */
 async function measure(d: Daemon, mixClients: Client[]): Promise<Figures> {
   const pid = d.child.pid!;
-  const healthClients = Array.from({ length: CLIENTS }, () => new Client(d));
+  const healthClients = Array.from({ length: CLIENTS }, () => newClient(d));
   const health = await drive(healthClients, DURATION, () => ({ kind: 'health', call: { method: 'GET', path: '/api/v2/health', ok: [200] } }));
   for (const c of healthClients) c.close();
   const healthRps = health.length / (DURATION / 1000);
@@ -454,7 +516,7 @@ function diskStalls(ms: number, everyS: number): ChildProcess {
 async function fullRun(d: Daemon): Promise<void> {
   const rssStart = rssMiB(d.child.pid!);
   // Cold start: every client opens its connection at once and runs the mix for a few seconds.
-  const mixClients = Array.from({ length: CLIENTS }, () => new Client(d));
+  const mixClients = Array.from({ length: CLIENTS }, () => newClient(d));
   await drive(mixClients, 5000, mixNext);
   const waits = mixClients.map((c) => c.firstWait ?? Infinity).sort((a, b) => a - b);
   console.log(`cold start of ${CLIENTS} connections: first answer after p50 ${quantile(waits, 0.5).toFixed(0)} ms, worst ${waits.at(-1)!.toFixed(0)} ms; RSS at start ${rssStart.toFixed(0)} MiB`);
@@ -479,7 +541,7 @@ async function fullRun(d: Daemon): Promise<void> {
 
 /** The kinds alone on the store as seeded: the reads see --skus SKUs, not what a mix added. */
 async function kindsOnly(d: Daemon): Promise<void> {
-  const clients = Array.from({ length: 20 }, () => new Client(d));
+  const clients = Array.from({ length: 20 }, () => newClient(d));
   await drive(clients, 1000, () => ({ kind: 'health', call: { method: 'GET', path: '/api/v2/health', ok: [200] } }));
   const before = `${await count(d, 'skus')} SKUs / ${await count(d, 'jobs')} jobs`;
   const byKind = await measureKinds(d, clients, []);
