@@ -451,6 +451,9 @@ export class Brain {
    * that no job drives. Only the cells of bots, unless `scan`.
    */
   private stranded(level: SiteLevel, scan: boolean): string[] {
+    const held = (this.deps.motion.get(level.id)?.bots() ?? []).filter((b) => b.lifted && b.idle && b.online);
+    // Asked every pass: most passes no bot holds its lift up idle, and then no job need be read.
+    if (held.length === 0 && !scan) return [];
     const worked = new Set<string>();
     const driving = new Set<number>();
     for (const j of this.deps.work.allJobs()) {
@@ -458,8 +461,8 @@ export class Brain {
       if (j.bot_id !== null && (j.status === 'EXECUTING' || j.status === 'CANCELLING')) driving.add(j.bot_id);
     }
     const out = new Set<string>();
-    for (const b of this.deps.motion.get(level.id)?.bots() ?? []) {
-      if (!b.lifted || !b.idle || !b.online || driving.has(b.id)) continue;
+    for (const b of held) {
+      if (driving.has(b.id)) continue;
       const id = this.deps.carriers.at(level.id, b.x, b.y);
       if (id && !worked.has(id)) out.add(id);
     }
@@ -481,12 +484,15 @@ export class Brain {
     const radio = this.deps.radio;
     const motion = this.deps.motion.get(levelId);
     if (!radio || !motion) return;
+    const now = this.deps.now();
+    const held = motion.bots().filter((b) => b.lifted && b.idle && b.online && !b.stuck && this.deps.carriers.at(levelId, b.x, b.y) === undefined
+      && (this.reconciled.get(b.id) ?? -Infinity) <= now - RECONCILE_MS);
+    // Asked every pass: only a bot that may hold an unknown carrier makes the open jobs worth reading.
+    if (held.length === 0) return;
     const driving = new Set<number>();
     for (const j of this.deps.work.allJobs()) if (j.bot_id !== null && (j.status === 'EXECUTING' || j.status === 'CANCELLING')) driving.add(j.bot_id);
-    const now = this.deps.now();
-    for (const b of motion.bots()) {
-      if (!b.lifted || !b.idle || !b.online || b.stuck || driving.has(b.id) || this.deps.carriers.at(levelId, b.x, b.y) !== undefined) continue;
-      if ((this.reconciled.get(b.id) ?? -Infinity) > now - RECONCILE_MS) continue;
+    for (const b of held) {
+      if (driving.has(b.id)) continue;
       this.reconciled.set(b.id, now);
       void radio.send(levelId, b.id, { type: 'RFID_READ', target: 'CARRIER', offset: 0, length: 32 }).then(async (outcome) => {
         const id = outcome.delivered && outcome.result === 'OK' && outcome.data ? Buffer.from(outcome.data).toString('utf8').replace(/\0+$/, '') : '';
