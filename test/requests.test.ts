@@ -95,6 +95,13 @@ t.test('requests the warehouse cannot do answer the abort body and are kept as A
   t.equal(events.items[0].hex_value, '0x6002');
 });
 
+t.test('requests made one after another have ids in the order they were made (each new one lands at the end of the store\'s trees)', async (t) => {
+  const ids: string[] = [];
+  for (let i = 0; i < 30; i++) ids.push((await post('/api/v2/requests', { type: 'FULFILLMENT', entities: [{ sku_id: 'NOPE', quantity: 1 }] })).json.request_id as string);
+  for (const id of ids) t.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/, 'a uuid of version 7');
+  t.same([...ids].sort(), ids, 'key order is creation order');
+});
+
 t.test('bad bodies get the validation error and create nothing', async (t) => {
   const count = (await get('/api/v2/requests?size=1')).total;
   for (const body of [

@@ -7,7 +7,6 @@
  * front of it in its lane), then the level with the least open work (so every level's bots
  * and balconies work), then the oldest stock (the box whose load changed longest ago).
  */
-import { randomUUID } from 'node:crypto';
 import type { Store } from '../../store/store.js';
 import { boxes, carriers, positionKey, skus, type BoxRecord, type CarrierRecord, type SkuRecord } from '../inventory/records.js';
 import { boxSizeKey } from '../inventory/section-code.js';
@@ -17,6 +16,7 @@ import type { Site, SiteLevel } from '../site/load.js';
 import { ABORT, AbortCollector } from './abort.js';
 import type { CreateInput, FetchInput, SkuEntityInput } from './inputs.js';
 import { initialProgress, isFinalJob, jobs, newJob, type EntityRecord, type JobRecord, type JobType, type RequestType, type RequestWarning } from './records.js';
+import { newRecordId } from './record-id.js';
 
 export interface PlanContext {
   store: Store;
@@ -387,7 +387,7 @@ class PlanBuilder {
     facts?: Parameters<typeof initialProgress>[1],
   ): JobRecord {
     const job = newJob(
-      { id: randomUUID(), request_id: this.requestId, type, entity_id: entityId, entity_index: entityIndex, seq: this.ctx.nextSeq(), now: this.ctx.now },
+      { id: newRecordId(), request_id: this.requestId, type, entity_id: entityId, entity_index: entityIndex, seq: this.ctx.nextSeq(), now: this.ctx.now },
       { parent_job_ids: parents, ...fields }, facts,
     );
     this.plan.jobs.push(job);
@@ -397,7 +397,7 @@ class PlanBuilder {
 
   private entity(type: EntityRecord['entity_type'], entityId: string, jobType: JobType, skuId: string | null, quantity: number, balconyIds?: number[]): EntityRecord {
     const entity: EntityRecord = {
-      id: randomUUID(), entity_id: entityId, entity_type: type, job_type: jobType, sku_id: skuId, balcony_ids: balconyIds ?? [],
+      id: newRecordId(), entity_id: entityId, entity_type: type, job_type: jobType, sku_id: skuId, balcony_ids: balconyIds ?? [],
       total_quantity: quantity, completed_quantity: 0, succeeded_quantity: 0, cancelled_quantity: 0,
     };
     this.plan.entities.push(entity);

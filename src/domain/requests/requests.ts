@@ -5,7 +5,6 @@
  * `fulfillable`/`replenishable` exact, triggers that book inventory, and cancellation.
  * The brain drives bot jobs through `moveJob`; people drive person jobs through `trigger`.
  */
-import { randomUUID } from 'node:crypto';
 import type { Store } from '../../store/store.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import { EVENT } from '../events/catalogue.js';
@@ -20,6 +19,7 @@ import type { CreateInput } from './inputs.js';
 import { assertMove, entityCounters, requestStatus } from './lifecycle.js';
 import { planRequest, type Plan } from './plan.js';
 import { HOME_JOBS, isFinalJob, jobs, newJob, PERSON_JOBS, requests, type JobRecord, type JobStatus, type JobType, type JobWait, type RequestRecord } from './records.js';
+import { newRecordId } from './record-id.js';
 
 export const TRIGGER_STATUSES = ['SUCCEEDED_TRIGGER', 'SHORT_PICK_TRIGGER', 'DAMAGED_ITEM_TRIGGER', 'CANCELLED_TRIGGER'] as const;
 export type TriggerStatus = (typeof TRIGGER_STATUSES)[number];
@@ -126,7 +126,7 @@ export class Requests {
         if (earlier) return { request: earlier, created: false };
       }
       const now = this.deps.now();
-      const id = randomUUID();
+      const id = newRecordId();
       const plan = planRequest({
         store: this.store, site: this.deps.site, now, externalPicking: this.deps.externalPicking(), botLevel: this.deps.botLevel,
         nextSeq: () => this.store.nextId('job'), openWork: (levelId) => this.store.collection(jobs).countBy('open', levelId),
@@ -190,7 +190,7 @@ export class Requests {
   addJob(requestId: string, type: JobType, fields: Partial<JobRecord>, facts?: Parameters<typeof newJob>[2]): JobRecord {
     const waits = (fields.parent_job_ids ?? []).length > 0;
     const job = newJob(
-      { id: randomUUID(), request_id: requestId, type, entity_id: String(fields.bot_id ?? fields.carrier_id ?? requestId), entity_index: -1, seq: this.store.nextId('job'), now: this.deps.now() },
+      { id: newRecordId(), request_id: requestId, type, entity_id: String(fields.bot_id ?? fields.carrier_id ?? requestId), entity_index: -1, seq: this.store.nextId('job'), now: this.deps.now() },
       { ...fields, status: waits ? 'CREATED' : 'ACCEPTED' }, facts,
     );
     this.store.collection(jobs).put(job);
@@ -225,7 +225,7 @@ export class Requests {
     if (retry) {
       const now = this.deps.now();
       replacement = {
-        ...current, id: randomUUID(), status: 'ACCEPTED', bot_id: null, seq: this.store.nextId('job'), created_at: now, updated_at: now,
+        ...current, id: newRecordId(), status: 'ACCEPTED', bot_id: null, seq: this.store.nextId('job'), created_at: now, updated_at: now,
         wait: retry.at > now ? { waiting_for: 'retry', reason: `tried again from ${new Date(retry.at).toISOString()}: ${reason}` } : null,
         ended_because: null, progress: retriedProgress(current.progress), attempt: current.attempt + (retry.counts ? 1 : 0),
         recovers: current.id, replaced_by: null, retry_at: retry.at > now ? retry.at : null,
