@@ -30,17 +30,16 @@
 // the ninth measured. node:https cost the box about as much CPU a request as the daemon's main
 // thread, and capped the health baseline at about 8,000 req/s where undici reaches 22,000 (docs/
 // benchmarks.md, "Ninth round"). The client's own CPU share is printed, so a run limited by the
-// client shows as such. Randomness (which kind,
-// which SKU) comes from --seed.
+// client shows as such. Randomness (which kind, which SKU) comes from --seed.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import https from 'node:https';
-import * as Undici from 'undici';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import * as Undici from 'undici';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values: args } = parseArgs({
