@@ -8,7 +8,7 @@ import { open } from 'lmdb';
 import { Store, type Migration } from '../src/store/store.js';
 import { MIGRATIONS } from '../src/store/migrations.js';
 import { UniqueIndexError } from '../src/store/collection.js';
-import { commitsOffLoop, OFF_LOOP_MS, ON_LOOP, paceAfterLoopCommit, SLOW_DISK_MS, type CommitPace } from '../src/store/commit-pace.js';
+import { BATCH_BUDGET_MS, commitsOffLoop, OFF_LOOP_MS, ON_LOOP, paceAfterLoopCommit, SLOW_DISK_MS, type CommitPace } from '../src/store/commit-pace.js';
 import { things, type Thing } from './fixtures/things.js';
 import { holdLock } from './helpers/lmdb-lock.js';
 import { jobDetails, jobs, requests, type JobRecord } from '../src/domain/requests/records.js';
@@ -130,6 +130,63 @@ t.test('writes asked for in one turn commit together; one that throws is refused
   const again = await Store.open({ dir }, [things]);
   t.teardown(() => again.close());
   t.ok(again.collection(things).has('last'), 'close() waits for queued writes');
+});
+
+t.test('a batch whose writes run past the budget commits them and leaves the rest to the next turn, in order', async (t) => {
+  // Each write holds the thread 3 ms, so a batch stops after at most four (12 ms > 10). Before,
+  // the twelve ran in one batch, one turn of 36 ms: at a cold start of 200 connections such
+  // turns of planned requests (100-300 ms) held back the TLS handshakes (issue 22).
+  t.equal(BATCH_BUDGET_MS, 10);
+  const dir = tempDir(t);
+  const store = await Store.open({ dir }, [things]);
+  const c = store.collection(things);
+  const slow = (id: string) => () => {
+    const until = performance.now() + 3;
+    while (performance.now() < until);
+    if (id === 'w5') {
+      c.put({ id, group: 9, tags: [] });
+      throw new Error('refused');
+    }
+    c.put({ id, group: 1, tags: [] });
+  };
+  let turns = 0;
+  let counting = true;
+  const count = () => {
+    turns++;
+    if (counting) setImmediate(count);
+  };
+  setImmediate(count);
+  const commits: { keys: string[]; turn: number }[] = [];
+  store.onCommit((notice) => commits.push({ keys: (notice['things'] ?? []).map(String), turn: turns }));
+  const sizes: number[] = [];
+  store.onCommitHeld((timing) => sizes.push(timing.writes));
+
+  const ids = Array.from({ length: 12 }, (_, i) => `w${i}`);
+  const heardWhenAcked: Record<string, boolean> = {};
+  const outcomes = Promise.allSettled(ids.map((id) => store.write(slow(id)).then(() => {
+    heardWhenAcked[id] = commits.some((x) => x.keys.includes(id));
+  })));
+  // Asked in the turn the first batch runs, after it: it must commit after the writes that batch left.
+  setImmediate(() => void store.write(() => c.put({ id: 'late', group: 1, tags: [] })));
+  const settled = await outcomes;
+  await store.write(() => undefined);
+  counting = false;
+
+  t.same(settled.map((o) => o.status), ids.map((id) => (id === 'w5' ? 'rejected' : 'fulfilled')), 'only the write that threw is refused');
+  t.ok(sizes.length >= 3, `the twelve writes went in ${sizes.length} batches`);
+  t.ok(sizes.slice(0, -1).every((n) => n >= 1 && n <= 4), `no batch ran more than four of the 3 ms writes: ${sizes.join(', ')}`);
+  t.same(commits.flatMap((x) => x.keys), [...ids.filter((id) => id !== 'w5'), 'late'], 'committed in the order asked, the late write after every write left before it');
+  t.ok(commits.every((x, i) => i === 0 || x.turn > commits[i - 1]!.turn), 'the event loop turned between the batches');
+  t.same(Object.values(heardWhenAcked), ids.filter((id) => id !== 'w5').map(() => true), 'each write was acknowledged once its own commit was durable');
+  t.notOk(c.has('w5'), 'nothing kept of the write that threw');
+
+  // close() waits for every batch, the ones left past a budget too.
+  const last = ids.map((id) => store.write(slow(`${id}-again`)));
+  await store.close();
+  await Promise.all(last);
+  const again = await Store.open({ dir }, [things]);
+  t.teardown(() => again.close());
+  t.same(ids.filter((id) => !again.collection(things).has(`${id}-again`)), [], 'every write asked before close() is kept');
 });
 
 t.test('a write that throws is undone in the transaction: records, index entries, sequences, nested writes', async (t) => {

@@ -36,3 +36,13 @@ export function commitsOffLoop(pace: CommitPace, now: number, inFlightOffLoop: n
 export function paceAfterLoopCommit(pace: CommitPace, diskMs: number, now: number): CommitPace {
   return diskMs >= SLOW_DISK_MS ? { offLoopUntil: now + OFF_LOOP_MS } : pace;
 }
+
+/**
+ * How long one batch's writes may run on the event loop before the rest wait for the next
+ * batch, one turn later. Cheap handlers can queue a turn's worth of costly writes (a planned
+ * request costs a millisecond or more while the code is cold): unbounded, that batch ran
+ * 100-300 ms at a cold start, and uSockets completes only five TLS handshakes a turn, so new
+ * connections waited seconds (issue 22). Off the loop the batch is not split: batches still
+ * in flight there would overtake the writes it left.
+ */
+export const BATCH_BUDGET_MS = 10;

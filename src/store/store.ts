@@ -8,7 +8,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { Collection, type CollectionDef, type Key, type SharedStructures } from './collection.js';
-import { commitsOffLoop, ON_LOOP, paceAfterLoopCommit, type CommitPace } from './commit-pace.js';
+import { BATCH_BUDGET_MS, commitsOffLoop, ON_LOOP, paceAfterLoopCommit, type CommitPace } from './commit-pace.js';
 import { hasRoom, storageFault, type StorageFaultError } from './storage-fault.js';
 
 /** One step of the schema; `up` runs inside a write transaction. */
@@ -125,8 +125,10 @@ export class Store {
   private run: WriteRun | undefined;
   /** Writes asked for in this event-loop turn, committed together at its end. */
   private queued: QueuedWrite[] = [];
-  /** Settles once the writes queued so far are committed (or refused). */
+  /** Settles once the writes of the batch booked last are committed (or refused). */
   private idle: Promise<void> = Promise.resolve();
+  /** A batch is booked for the end of this turn. */
+  private batchBooked = false;
   private readonly commitListeners = new Set<CommitListener>();
   private readonly dir: string;
   /** The last write's disk fault, until a write succeeds again. */
@@ -223,18 +225,28 @@ export class Store {
    * Writes asked for in one event-loop turn commit together at its end (one fsync for all of
    * them): `fn` runs on this thread then, not during this call. The commit runs on the event
    * loop while the disk keeps up, and on lmdb-js's write thread for a while after it did not
-   * (`commit-pace.ts`).
+   * (`commit-pace.ts`). On the loop, a batch whose writes have run `BATCH_BUDGET_MS` commits
+   * those, and the rest go first into the next turn's batch: writes still commit in the order
+   * they were asked.
    */
   write<R>(fn: () => R): Promise<R> {
     if (this.run) return this.nestedWrite(this.run, fn);
     return new Promise<R>((resolve, reject) => {
       this.queued.push({ fn, resolve: resolve as (value: unknown) => void, reject });
-      if (this.queued.length === 1) this.idle = new Promise<void>((done) => setImmediate(() => {
-        const batch = this.queued;
-        this.queued = [];
-        void this.commit(batch).finally(done);
-      }));
+      this.bookBatch();
     });
+  }
+
+  /** Commits the queued writes as one batch at the end of this event-loop turn. */
+  private bookBatch(): void {
+    if (this.batchBooked) return;
+    this.batchBooked = true;
+    this.idle = new Promise<void>((done) => setImmediate(() => {
+      this.batchBooked = false;
+      const batch = this.queued;
+      this.queued = [];
+      void this.commit(batch).finally(done);
+    }));
   }
 
   /**
@@ -268,19 +280,22 @@ export class Store {
     let writesMs = 0;
     let written = 0;
     let savedStructures = false;
+    const offLoop = commitsOffLoop(this.pace, performance.now(), this.offLoopInFlight);
     const runBatch = () => {
       const began = performance.now();
       // A batch before this one stored a structure and its commit may have failed: read the
       // stored ones again rather than encode with one that was never kept.
       if (this.structuresInDoubt) this.forgetStructures();
       this.structuresSaved = false;
-      for (const write of batch) runs.push(this.runWrite(write.fn));
+      for (const write of batch) {
+        runs.push(this.runWrite(write.fn));
+        if (!offLoop && performance.now() - began > BATCH_BUDGET_MS) break;
+      }
       savedStructures = this.structuresSaved;
       this.structuresInDoubt ||= savedStructures;
       written = performance.now();
       writesMs = written - began;
     };
-    const offLoop = commitsOffLoop(this.pace, performance.now(), this.offLoopInFlight);
     try {
       if (offLoop) {
         this.offLoopInFlight++;
@@ -291,7 +306,16 @@ export class Store {
         }
       } else {
         const began = performance.now();
-        this.root.transactionSync(runBatch);
+        try {
+          this.root.transactionSync(runBatch);
+        } finally {
+          // Past its budget the batch stopped early: the writes it left go first in the next one.
+          if (runs.length > 0 && runs.length < batch.length) {
+            this.queued.unshift(...batch.slice(runs.length));
+            batch = batch.slice(0, runs.length);
+            this.bookBatch();
+          }
+        }
         const now = performance.now();
         // What the loop waited beyond the writes: LMDB's lock (the brain's commits), the commit, the fsync.
         this.pace = paceAfterLoopCommit(this.pace, now - began - writesMs, now);
@@ -545,7 +569,11 @@ export class Store {
 
   /** Closes the environment after pending writes are flushed. */
   async close(): Promise<void> {
-    await this.idle;
+    // A batch past its budget books another for the writes it left.
+    for (let idle = this.idle; ; idle = this.idle) {
+      await idle;
+      if (idle === this.idle) break;
+    }
     await this.root.flushed;
     await this.root.close();
   }
