@@ -22,6 +22,8 @@ export type IndexValue = string | number | boolean;
 
 /** Upper bound of the primary keys under one index value (ordered-binary sorts it after every key used). */
 const LAST_KEY = '\uffff';
+/** Index entries `keysWithin` reads at a time. */
+const KEYS_CHUNK = 32;
 /** What an index entry stores: the key says everything. */
 const PRESENT = 1;
 
@@ -114,6 +116,26 @@ export class Collection<T> {
     // Read to the end at once: no cursor stays open across other reads of a write.
     for (const [v, key] of this.index(name).getKeys(rangeOf(value))) if (v === value) out.push(key);
     return out;
+  }
+
+  /**
+   * Primary keys of the entries whose value in index `name` lies within `bounds`, in index
+   * order, read a chunk at a time as the caller takes them: one that stops early reads only a
+   * few past what it took. No cursor stays open between chunks, so other reads and writes may
+   * come between.
+   */
+  *keysWithin(name: string, bounds: ValueBounds): Iterable<Key> {
+    const index = this.index(name);
+    const range = boundedRange(bounds, false);
+    let after: [IndexValue, Key] | undefined;
+    for (;;) {
+      const entries = [...index.getKeys({ ...range, ...(after && { start: after }), limit: KEYS_CHUNK + (after ? 1 : 0) })];
+      // The chunk starts at the entry the last one ended with (taken already), unless it went meanwhile.
+      const fresh = after && entries.length > 0 && entries[0]![0] === after[0] && entries[0]![1] === after[1] ? entries.slice(1) : entries;
+      for (const [, key] of fresh) yield key;
+      if (entries.length < KEYS_CHUNK + (after ? 1 : 0)) return;
+      after = entries.at(-1);
+    }
   }
 
   /** Number of records whose value in index `name` lies within `bounds`, without reading them. */
