@@ -9,7 +9,7 @@ import path from 'node:path';
 import { Store } from '../src/store/store.js';
 import { MIGRATIONS } from '../src/store/migrations.js';
 import { ALL_COLLECTIONS } from '../src/domain/collections.js';
-import { carriers } from '../src/domain/inventory/records.js';
+import { boxes, carriers, skus } from '../src/domain/inventory/records.js';
 import { jobs, newJob, type JobRecord } from '../src/domain/requests/records.js';
 import { planRequest } from '../src/domain/requests/plan.js';
 import { ABORT } from '../src/domain/requests/abort.js';
@@ -78,4 +78,54 @@ t.test('a plan decodes only the jobs that concern its carriers, however much ope
   const busy = plan('C5');
   t.same(busy.abort.feedback.map((f) => [f.entity_id, f.error_code]), [['C5', ABORT.carrierBusy.code]], 'open work holds C5: refused');
   t.equal(decoded, 0, 'found out without decoding a job');
+});
+
+t.test('a putaway reads the empty boxes of the sizes its SKU allows, oldest first, only until the choice is settled', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'wh-plan-reads-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const site = loadSite(writeSite(smallSite()));
+  const store = await Store.open({ dir }, ALL_COLLECTIONS as never, MIGRATIONS);
+  t.teardown(() => store.close());
+  // A carrier on each of the 18 spaces (lanes x = 1..6 from y = 2, the front, to y = 4), deepest
+  // first: each with a loaded quarter, an empty quarter and an empty half, older the deeper.
+  let id = 0;
+  await store.write(() => {
+    store.collection(skus).put({ id: 'P', name: 'Pallet wrap', measurement_unit: 'PIECE', on_empty_sku_action: 'DO_NOTHING', allowed_box_size_capacities: { '1/2': 10 }, balcony_ids: null, deleted_at: null, created_at: 0, updated_at: 0 } as never);
+    for (const y of [4, 3, 2]) {
+      for (let x = 1; x <= 6; x++) {
+        const carrier = `K${x}${y}`;
+        store.collection(carriers).put({ id: carrier, level_id: 1, x, y, updated_at: 0 });
+        store.collection(boxes).put({ id: ++id, carrier_id: carrier, code32: 0xff000000, load: { sku_id: 'A', item_count: 1, item_count_max: 4, updated_at: 0 }, updated_at: id } as never);
+        store.collection(boxes).put({ id: ++id, carrier_id: carrier, code32: 0x00ff0000, load: null, updated_at: id });
+        store.collection(boxes).put({ id: ++id, carrier_id: carrier, code32: 0x0000ffff, load: null, updated_at: id });
+      }
+    }
+  });
+  const c = store.collection(boxes);
+  let decoded = 0;
+  const original = { get: c.get, findBy: c.findBy, scan: c.scan };
+  c.get = (key) => {
+    decoded++;
+    return original.get.call(c, key);
+  };
+  c.findBy = function* (name, value) {
+    for (const b of original.findBy.call(c, name, value)) {
+      decoded++;
+      yield b;
+    }
+  };
+  c.scan = function* () {
+    for (const b of original.scan.call(c)) {
+      decoded++;
+      yield b;
+    }
+  };
+  t.teardown(() => Object.assign(c, original));
+  let next = 10_000;
+  const plan = planRequest({
+    store, site, now: 1, externalPicking: false, botLevel: () => undefined, nextSeq: () => next++, openWork: (level) => store.collection(jobs).countBy('open', level),
+  }, 'R-new', { type: 'PUTAWAY', entities: [{ sku_id: 'P', quantity: 4 }] });
+  t.equal(plan.abort.failed, false, JSON.stringify(plan.abort.feedback));
+  t.same(plan.placements, [{ box_id: 39, carrier_id: 'K12', sku_id: 'P', quantity: 4 }], 'the oldest empty half at the front of a lane: one carrier move');
+  t.equal(decoded, 13, "boxes decoded: the halves of the 12 deeper carriers and the first in front, not the 54 of the site");
 });

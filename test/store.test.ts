@@ -12,6 +12,7 @@ import { BATCH_BUDGET_MS, commitsOffLoop, OFF_LOOP_MS, ON_LOOP, paceAfterLoopCom
 import { things, type Thing } from './fixtures/things.js';
 import { holdLock } from './helpers/lmdb-lock.js';
 import { jobDetails, jobs, requests, type JobRecord } from '../src/domain/requests/records.js';
+import { boxes, emptyBoxesOfSize, type BoxRecord } from '../src/domain/inventory/records.js';
 import { collectionSource, executeList, parseListQuery, type FieldTable } from '../src/domain/list/index.js';
 
 function tempDir(t: { teardown(fn: () => void): void }): string {
@@ -430,6 +431,54 @@ t.test('migration 5 indexes the open jobs of a version 4 store by carrier and by
   const c = store.collection(jobs);
   t.same(['C1', 'C2', 'C3'].map((id) => c.keysBy('open_carrier', id)), [['a'], ['b'], []], 'open work by carrier, ended jobs left out');
   t.same(c.keysBy('coming_to', '1:4:3'), ['a'], 'only the running job sets its carrier down on (4, 3)');
+});
+
+t.test('migration 9 indexes the empty boxes of a version 8 store by size, oldest first', async (t) => {
+  const dir = tempDir(t);
+  const withoutEmpty = { ...boxes, indexes: boxes.indexes!.filter((i) => i.name !== 'empty') };
+  const v8 = await Store.open({ dir }, [withoutEmpty], MIGRATIONS.slice(0, 8));
+  const load = { sku_id: 'S1', item_count: 1, item_count_max: 4, updated_at: 0 };
+  await v8.write(() => {
+    // Halves (16 of 32 sections), a quarter, and a half that holds items.
+    v8.collection(withoutEmpty).put({ id: 1, carrier_id: 'C1', code32: 0x0000ffff, load: null, updated_at: 30 } as BoxRecord);
+    v8.collection(withoutEmpty).put({ id: 2, carrier_id: 'C1', code32: 0x00ff0000, load: null, updated_at: 5 } as BoxRecord);
+    v8.collection(withoutEmpty).put({ id: 3, carrier_id: 'C2', code32: 0xffff0000, load: null, updated_at: 10 } as BoxRecord);
+    v8.collection(withoutEmpty).put({ id: 4, carrier_id: 'C3', code32: 0x0000ffff, load, updated_at: 1 } as BoxRecord);
+  });
+  await v8.close();
+  const store = await Store.open({ dir }, [boxes], MIGRATIONS);
+  t.teardown(() => store.close());
+  const c = store.collection(boxes);
+  t.same([...c.keysWithin('empty', emptyBoxesOfSize('1/2'))], [3, 1], 'the empty halves, oldest first; not the loaded one');
+  t.same([...c.keysWithin('empty', emptyBoxesOfSize('1/4'))], [2]);
+  t.same([...c.keysWithin('empty', emptyBoxesOfSize('1'))], [], 'a size that is a prefix of another finds nothing of it');
+});
+
+t.test('keys within bounds are read a chunk at a time, in order, and the same whatever the chunk', async (t) => {
+  const dir = tempDir(t);
+  const store = await Store.open({ dir }, [things]);
+  t.teardown(() => store.close());
+  const c = store.collection(things);
+  // 100 things in groups 0..9, more than three chunks; read in a write too, where writes come between.
+  await store.write(() => {
+    for (let i = 0; i < 100; i++) c.put({ id: `t${String(i).padStart(3, '0')}`, group: i % 10, tags: [] });
+  });
+  const want = [...c.runsBy('group', false, { low: 2, high: 7 })].flat().map((x) => x.id);
+  t.equal(want.length, 60);
+  t.same([...c.keysWithin('group', { low: 2, high: 7 })], want, 'the same keys in the same order as the records by index');
+  const firstFive: unknown[] = [];
+  for (const key of c.keysWithin('group', { low: 2, high: 7 })) {
+    if (firstFive.push(key) === 5) break;
+  }
+  t.same(firstFive, want.slice(0, 5), 'a reader that stops early');
+  await store.write(() => {
+    const seen: unknown[] = [];
+    for (const key of c.keysWithin('group', { low: 9 })) {
+      seen.push(key);
+      c.put({ id: `new-${String(key)}`, group: 0, tags: [] });
+    }
+    t.same(seen, want.length > 0 ? [...c.runsBy('group', false, { low: 9 })].flat().map((x) => x.id) : [], 'writes between chunks do not disturb the walk');
+  });
 });
 
 t.test('index values of every kind keep their own entries apart', async (t) => {

@@ -93,4 +93,11 @@ export const MIGRATIONS: readonly Migration[] = [
       for (const c of store.registered()) if (c.def.name === 'requests' || c.def.name === 'jobs') c.rebuildIndexes();
     },
   },
+  {
+    version: 9,
+    description: 'empty boxes indexed by their size (a replenishment or putaway read every box of the site)',
+    up: (store) => {
+      for (const c of store.registered()) if (c.def.name === 'boxes') c.rebuildIndexes();
+    },
+  },
 ];

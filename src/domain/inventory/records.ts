@@ -5,6 +5,7 @@
  * (see docs/inventory.md); nothing recomputes them by scanning.
  */
 import type { CollectionDef } from '../../store/collection.js';
+import { boxSizeKey } from './section-code.js';
 import type { MeasurementUnit, OnEmptySkuAction } from '../site/layout.js';
 
 export interface SkuImage {
@@ -84,8 +85,21 @@ export const boxes: CollectionDef<BoxRecord> = {
   indexes: [
     { name: 'carrier_id', of: (b) => b.carrier_id },
     { name: 'sku_id', of: (b) => b.load?.sku_id },
+    // A replenishment or putaway reads the empty boxes of the sizes its SKU allows, oldest first
+    // (the plan's order), and only as many as it needs: not every box of the site.
+    { name: 'empty', of: (b) => (b.load === null ? emptyBoxKey(boxSizeKey(b.code32), b.updated_at) : undefined) },
   ],
 };
+
+/** The `empty` index's value of an empty box: its size, then when it last changed (ordered as text). */
+export function emptyBoxKey(size: string, updatedAt: number): string {
+  return `${size} ${String(updatedAt).padStart(16, '0')}`;
+}
+
+/** The `empty` index's values of the empty boxes of one size, first and last. */
+export function emptyBoxesOfSize(size: string): { low: string; high: string } {
+  return { low: emptyBoxKey(size, 0), high: emptyBoxKey(size, Number.MAX_SAFE_INTEGER) };
+}
 
 /** The key of a grid cell: where a carrier stands. */
 export function positionKey(levelId: number, x: number, y: number): string {

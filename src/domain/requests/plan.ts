@@ -8,7 +8,7 @@
  * and balconies work), then the oldest stock (the box whose load changed longest ago).
  */
 import type { Store } from '../../store/store.js';
-import { boxes, carriers, positionKey, skus, type BoxRecord, type CarrierRecord, type SkuRecord } from '../inventory/records.js';
+import { boxes, carriers, emptyBoxesOfSize, positionKey, skus, type BoxRecord, type CarrierRecord, type SkuRecord } from '../inventory/records.js';
 import { boxSizeKey } from '../inventory/section-code.js';
 import { carriersInFront } from '../inventory/lane.js';
 import { carriersComingInFront } from './lanes.js';
@@ -17,6 +17,7 @@ import { ABORT, AbortCollector } from './abort.js';
 import type { CreateInput, FetchInput, SkuEntityInput } from './inputs.js';
 import { initialProgress, isFinalJob, jobs, newJob, type EntityRecord, type JobRecord, type JobType, type RequestType, type RequestWarning } from './records.js';
 import { newRecordId } from './record-id.js';
+import { chooseBoxes, oldestFirst, type Judged, type Offer, type Weighed } from './box-choice.js';
 
 export interface PlanContext {
   store: Store;
@@ -99,10 +100,9 @@ class PlanBuilder {
       const balconies = this.allowedBalconies(sku, e.balcony_ids);
       entity.balcony_ids = balconies;
       const held = this.reservedByBox(sku.id, 'PICKING');
-      const candidates = [...this.ctx.store.collection(boxes).findBy('sku_id', sku.id)]
-        .map((box) => ({ box, free: box.load!.item_count - (held.get(box.id) ?? 0) - (this.taken.get(box.id) ?? 0), carrier: this.carrier(box.carrier_id) }))
-        .filter((c) => c.free > 0 && c.carrier !== undefined && !this.carrierBusy(c.carrier.id) && balconies.some((id) => this.balconyLevel(id) === c.carrier!.level_id));
-      const available = candidates.reduce((n, c) => n + c.free, 0);
+      const own = byAge([...this.ctx.store.collection(boxes).findBy('sku_id', sku.id)]);
+      const free = (box: BoxRecord) => box.load!.item_count - (held.get(box.id) ?? 0) - (this.taken.get(box.id) ?? 0);
+      const { best, available } = this.choose(own, (box) => box.load?.sku_id === sku.id, free, e.quantity, balconies);
       if (balconies.length === 0) {
         this.plan.abort.add('Sku', sku.id, ABORT.noBalcony);
         return;
@@ -112,7 +112,7 @@ class PlanBuilder {
         this.plan.abort.add('Sku', sku.id, ABORT.insufficientQuantity, `asked ${e.quantity}, fulfillable ${available}`);
         return;
       }
-      picks.push(...this.work('PICKING', sku, entity, index, balconies, candidates, e.quantity - missing));
+      picks.push(...this.work('PICKING', sku, entity, index, balconies, best, e.quantity - missing));
       if (missing > 0) {
         this.plan.warnings.push({ code: '0x5101', entity_id: sku.id, message: `${missing} of ${e.quantity} not in storage: to be picked outside the system`, missing_quantity: missing });
         picks.push(this.job('PICKING_ALERT', sku.id, index, [], {
@@ -142,17 +142,17 @@ class PlanBuilder {
         const cap = sku.allowed_box_size_capacities?.[boxSizeKey(box.code32)];
         return cap === undefined ? 0 : cap - used;
       };
-      const pool: BoxRecord[] = emptyOnly ? [...this.ctx.store.collection(boxes).scan()].filter((b) => b.load === null) : [...this.ctx.store.collection(boxes).findBy('sku_id', sku.id)];
-      if (!emptyOnly) for (const b of this.ctx.store.collection(boxes).scan()) if (b.load === null) pool.push(b);
-      const candidates = pool
-        .map((box) => ({ box, free: room(box), carrier: this.carrier(box.carrier_id) }))
-        .filter((c) => c.free > 0 && c.carrier !== undefined && !this.carrierBusy(c.carrier.id) && balconies.some((id) => this.balconyLevel(id) === c.carrier!.level_id));
-      const available = candidates.reduce((n, c) => n + c.free, 0);
+      // Its own boxes with room, and the empty boxes of the sizes it allows: no other box has room for it.
+      const sizes = Object.keys(sku.allowed_box_size_capacities ?? {});
+      const sources = sizes.map((size) => this.emptyBoxes(size));
+      if (!emptyOnly) sources.push(byAge([...this.ctx.store.collection(boxes).findBy('sku_id', sku.id)]));
+      const member = (box: BoxRecord) => (box.load ? !emptyOnly && box.load.sku_id === sku.id : sizes.includes(boxSizeKey(box.code32)));
+      const { best, available } = this.choose(oldestFirst(sources), member, room, e.quantity, balconies);
       if (available < e.quantity) {
         this.plan.abort.add('Sku', sku.id, balconies.length === 0 ? ABORT.noBalcony : ABORT.insufficientRoom, `asked ${e.quantity}, room for ${available}`);
         return;
       }
-      for (const refill of this.work('REFILLING', sku, entity, index, balconies, candidates, e.quantity)) {
+      for (const refill of this.work('REFILLING', sku, entity, index, balconies, best, e.quantity)) {
         this.plan.placements.push({ box_id: refill.box_id!, carrier_id: refill.carrier_id!, sku_id: sku.id, quantity: refill.quantity! });
       }
     });
@@ -298,28 +298,78 @@ class PlanBuilder {
 
   /**
    * The person's jobs (PICKING or REFILLING) for `quantity` items of an SKU, taken from the
-   * candidate boxes in order of fewest carrier moves, each after its carrier's RETRIEVING.
+   * chosen boxes best first, each after its carrier's RETRIEVING.
    */
   private work(
     type: 'PICKING' | 'REFILLING', sku: SkuRecord, entity: EntityRecord, index: number, balconies: number[],
-    candidates: { box: BoxRecord; free: number; carrier: CarrierRecord | undefined }[], quantity: number,
+    best: readonly Judged<BoxRecord, Weighed & { carrier: CarrierRecord }>[], quantity: number,
   ): JobRecord[] {
     const out: JobRecord[] = [];
     let left = quantity;
-    for (const c of this.byFewestMoves(candidates)) {
+    for (const c of best) {
       if (left === 0) break;
       const take = Math.min(left, c.free);
       left -= take;
       this.taken.set(c.box.id, (this.taken.get(c.box.id) ?? 0) + take);
-      const retrieve = this.retrieve(c.carrier!, balconies, entity, index);
+      const retrieve = this.retrieve(c.carrier, balconies, entity, index);
       const job = this.job(type, entity.entity_id, index, [retrieve.id], {
-        carrier_id: c.carrier!.id, box_id: c.box.id, level_id: c.carrier!.level_id, balcony_ids: balconies, sku_id: sku.id, sku_name: sku.name,
+        carrier_id: c.carrier.id, box_id: c.box.id, level_id: c.carrier.level_id, balcony_ids: balconies, sku_id: sku.id, sku_name: sku.name,
         quantity: take, measurement_unit: sku.measurement_unit, on_empty_sku_action: sku.on_empty_sku_action, is_selectable: true,
       });
-      this.workedAt(c.carrier!.id, job);
+      this.workedAt(c.carrier.id, job);
       out.push(job);
     }
     return out;
+  }
+
+  /**
+   * The boxes to take `quantity` from, best first, and what the usable ones give (`chooseBoxes`).
+   * `pool` holds the boxes the entity may use (`member` says whether a box is one of them),
+   * oldest first; `free` is what a box can give it. A box counts when its carrier is on a level
+   * of an allowed balcony and no other open request holds it.
+   */
+  private choose(pool: Iterable<BoxRecord>, member: (box: BoxRecord) => boolean, free: (box: BoxRecord) => number, quantity: number, balconies: number[]) {
+    const levels = new Set(balconies.map((id) => this.balconyLevel(id)));
+    const work = new Map<number, number>();
+    for (const level of levels) if (level !== undefined) work.set(level, this.ctx.openWork(level) + this.plan.jobs.filter((j) => j.level_id === level).length);
+    const offer = (box: BoxRecord): Offer<BoxRecord> | undefined => {
+      const n = free(box);
+      return n > 0 ? { box, free: n } : undefined;
+    };
+    // Boxes on the carriers this plan brings already, wherever they stand in the pool's order.
+    const brought: Offer<BoxRecord>[] = [];
+    for (const carrierId of this.retrieving.keys()) {
+      for (const box of this.ctx.store.collection(boxes).findBy('carrier_id', carrierId)) {
+        const o = member(box) ? offer(box) : undefined;
+        if (o) brought.push(o);
+      }
+    }
+    brought.sort((a, b) => olderFirst(a.box, b.box));
+    const retrieving = this.retrieving;
+    function* rest(): Iterable<Offer<BoxRecord>> {
+      for (const box of pool) {
+        const o = retrieving.has(box.carrier_id) ? undefined : offer(box);
+        if (o) yield o;
+      }
+    }
+    const weigh = (box: BoxRecord) => {
+      const carrier = this.carrier(box.carrier_id);
+      return carrier && work.has(carrier.level_id) ? { carrier, work: work.get(carrier.level_id)! } : undefined;
+    };
+    const moves = (_box: BoxRecord, { carrier }: { carrier: CarrierRecord }) => {
+      if (this.carrierBusy(carrier.id)) return undefined;
+      return this.retrieving.has(carrier.id) ? 0 : 1 + this.inFront(carrier).length;
+    };
+    return chooseBoxes(brought, rest(), quantity, Math.min(...work.values()), weigh, moves);
+  }
+
+  /** The empty boxes of one size, oldest first (then by id), read as they are taken. */
+  private *emptyBoxes(size: string): Iterable<BoxRecord> {
+    const c = this.ctx.store.collection(boxes);
+    for (const key of c.keysWithin('empty', emptyBoxesOfSize(size))) {
+      const box = c.get(key);
+      if (box) yield box;
+    }
   }
 
   /** RETRIEVING of a carrier once per plan, after BUFFERING (or retrieving) what stands in front of it. */
@@ -366,20 +416,6 @@ class PlanBuilder {
     const stored = carriersInFront(this.ctx.store, level, carrier);
     const coming = carriersComingInFront(this.ctx.store, level, carrier).filter((c) => !stored.some((s) => s.id === c.id));
     return [...stored, ...coming];
-  }
-
-  private byFewestMoves<C extends { box: BoxRecord; carrier: CarrierRecord | undefined }>(list: C[]): C[] {
-    const cost = (c: C) => (this.retrieving.has(c.carrier!.id) ? 0 : 1 + this.inFront(c.carrier!).length);
-    const work = new Map<number, number>();
-    const workOn = (levelId: number) => {
-      let n = work.get(levelId);
-      if (n === undefined) work.set(levelId, (n = this.ctx.openWork(levelId) + this.plan.jobs.filter((j) => j.level_id === levelId).length));
-      return n;
-    };
-    return list
-      .map((c) => ({ c, cost: cost(c), work: workOn(c.carrier!.level_id) }))
-      .sort((a, b) => a.cost - b.cost || a.work - b.work || a.c.box.updated_at - b.c.box.updated_at || a.c.box.id - b.c.box.id)
-      .map((x) => x.c);
   }
 
   private job(
@@ -472,4 +508,14 @@ class PlanBuilder {
     return wanted ? ids.filter((id) => wanted.includes(id)) : ids;
   }
 
+}
+
+/** The plan's order of age: the box whose load changed longest ago first, then the lower id. */
+function olderFirst(a: BoxRecord, b: BoxRecord): number {
+  return a.updated_at - b.updated_at || a.id - b.id;
+}
+
+/** Boxes oldest first. */
+function byAge(list: BoxRecord[]): BoxRecord[] {
+  return list.sort(olderFirst);
 }

@@ -1,0 +1,87 @@
+/**
+ * Which boxes an entity of a request takes its items (or its room) from, best first, in the
+ * plan's order (docs/requests.md): fewest carrier moves, then the least open work on the
+ * carrier's level, then the oldest box, then the box id.
+ *
+ * Judging a box (reading its carrier, whether other work holds it, what stands in front of it
+ * in its lane) is what costs, and a putaway on a site of 100,000 spaces judged every empty box
+ * there (issue 22). So the boxes come oldest first, and judging stops once the boxes that need
+ * the fewest moves any box can need (none for a carrier the plan brings already, one for
+ * another) on a level of the least work cover the quantity: a later box can need no fewer
+ * moves, nor stand on a level of less work, and is younger, so it cannot come before any of
+ * them. The choice is the same as judging every box.
+ */
+
+/** A box with what it can give (items to pick, room to fill). */
+export interface Offer<B> {
+  box: B;
+  free: number;
+}
+
+/** Where a usable box stands: the open work of its level (and what else the caller keeps of it). */
+export interface Weighed {
+  work: number;
+}
+
+export type Judged<B, W extends Weighed> = Offer<B> & W & { moves: number; order: number };
+
+/**
+ * The judged boxes, best first, and what all of them can give. Every offer was judged when
+ * `available` is under `quantity`; otherwise `best` holds every box that can come first.
+ * `brought` are the offers on carriers the plan brings already, `rest` the others, each oldest
+ * first (then by id); `rest` is read only as far as needed. Judging has two steps: `weigh`
+ * reads the box's level (undefined: the box cannot be used), `moves` counts the carrier moves
+ * it needs (undefined: other work holds it), which is what costs: a box off the levels of the
+ * least work is counted only when those levels' boxes do not settle the choice.
+ */
+export function chooseBoxes<B, W extends Weighed>(
+  brought: readonly Offer<B>[], rest: Iterable<Offer<B>>, quantity: number, leastWork: number,
+  weigh: (box: B) => W | undefined, moves: (box: B, weighed: W) => number | undefined,
+): { best: Judged<B, W>[]; available: number } {
+  const best: Judged<B, W>[] = [];
+  let available = 0;
+  /** What the boxes no later box can come before give. */
+  let settled = 0;
+  const take = (offer: Offer<B>, weighed: W, order: number): void => {
+    const n = moves(offer.box, weighed);
+    if (n === undefined) return;
+    best.push({ ...offer, ...weighed, moves: n, order });
+    available += offer.free;
+    if (n === 0 || (n === 1 && weighed.work <= leastWork)) settled += offer.free;
+  };
+  let order = 0;
+  for (const offer of brought) {
+    const weighed = weigh(offer.box);
+    if (weighed) take(offer, weighed, order);
+    order++;
+  }
+  const later: { offer: Offer<B>; weighed: W; order: number }[] = [];
+  if (settled < quantity) {
+    for (const offer of rest) {
+      const weighed = weigh(offer.box);
+      if (weighed && weighed.work > leastWork) later.push({ offer, weighed, order });
+      else if (weighed) take(offer, weighed, order);
+      order++;
+      if (settled >= quantity) break;
+    }
+  }
+  // Boxes on busier levels come after every settled one: judged only when those did not settle it.
+  if (settled < quantity) for (const l of later) take(l.offer, l.weighed, l.order);
+  best.sort((a, b) => a.moves - b.moves || a.work - b.work || a.order - b.order);
+  return { best, available };
+}
+
+/** Boxes of several sources, each oldest first (then by id), as one such list; read as far as taken. */
+export function* oldestFirst<B extends { updated_at: number; id: number }>(sources: readonly Iterable<B>[]): Iterable<B> {
+  const heads = sources.map((source) => source[Symbol.iterator]()).map((it) => ({ it, next: it.next() }));
+  for (;;) {
+    let first: (typeof heads)[number] | undefined;
+    for (const head of heads) {
+      if (head.next.done) continue;
+      if (!first || head.next.value.updated_at - first.next.value!.updated_at < 0 || (head.next.value.updated_at === first.next.value!.updated_at && head.next.value.id < first.next.value!.id)) first = head;
+    }
+    if (!first) return;
+    yield first.next.value!;
+    first.next = first.it.next();
+  }
+}
