@@ -127,5 +127,53 @@ t.test('a putaway reads the empty boxes of the sizes its SKU allows, oldest firs
   }, 'R-new', { type: 'PUTAWAY', entities: [{ sku_id: 'P', quantity: 4 }] });
   t.equal(plan.abort.failed, false, JSON.stringify(plan.abort.feedback));
   t.same(plan.placements, [{ box_id: 39, carrier_id: 'K12', sku_id: 'P', quantity: 4 }], 'the oldest empty half at the front of a lane: one carrier move');
-  t.equal(decoded, 13, "boxes decoded: the halves of the 12 deeper carriers and the first in front, not the 54 of the site");
+  t.equal(decoded, 13, 'boxes decoded: the halves of the 12 deeper carriers and the first in front, not the 54 of the site');
+});
+
+t.test('a bot\'s request decodes only that bot\'s open jobs, however much open work the site has', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'wh-plan-reads-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const site = loadSite(writeSite(smallSite()));
+  const store = await Store.open({ dir }, ALL_COLLECTIONS as never, MIGRATIONS);
+  t.teardown(() => store.close());
+  let seq = 0;
+  const job = (fields: Partial<JobRecord>) => newJob({ id: `J-${String(++seq).padStart(4, '0')}`, request_id: 'R-other', type: 'RETRIEVING', entity_id: 'x', entity_index: -1, seq, now: seq }, fields);
+  await store.write(() => {
+    // 300 open jobs of bots 2 to 6; bot 7 charging; bot 1's charge ended.
+    for (let i = 0; i < 300; i++) store.collection(jobs).put(job({ status: 'EXECUTING', bot_id: 2 + (i % 5), level_id: 1, carrier_id: `Z${i}` }));
+    store.collection(jobs).put(job({ type: 'CHARGING', status: 'EXECUTING', bot_id: 7, level_id: 1 }));
+    store.collection(jobs).put(job({ type: 'CHARGING', status: 'SUCCEEDED', bot_id: 1, level_id: 1 }));
+  });
+  const c = store.collection(jobs);
+  let decoded = 0;
+  const original = { get: c.get, findBy: c.findBy, scan: c.scan };
+  c.get = (key) => {
+    decoded++;
+    return original.get.call(c, key);
+  };
+  c.findBy = function* (name, value) {
+    for (const j of original.findBy.call(c, name, value)) {
+      decoded++;
+      yield j;
+    }
+  };
+  c.scan = function* () {
+    for (const j of original.scan.call(c)) {
+      decoded++;
+      yield j;
+    }
+  };
+  t.teardown(() => Object.assign(c, original));
+  let next = 10_000;
+  const plan = (botId: number) => planRequest({
+    store, site, now: 1, externalPicking: false, botLevel: () => 1, nextSeq: () => next++, openWork: (level) => c.countBy('open', level),
+  }, 'R-new', { type: 'UNCHARGING', bot_id: botId });
+
+  const free = plan(1);
+  t.equal(free.abort.failed, false, JSON.stringify(free.abort.feedback));
+  t.equal(decoded, 0, 'bot 1 has no open job: none decoded, not the 301 open ones of the others nor its ended one');
+  decoded = 0;
+  const busy = plan(7);
+  t.same(busy.abort.feedback.map((f) => [f.entity_id, f.error_code]), [['7', ABORT.botBusy.code]], 'bot 7 is charging: refused');
+  t.equal(decoded, 1, 'its one open job decoded, not the 301');
 });

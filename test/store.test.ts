@@ -454,6 +454,22 @@ t.test('migration 9 indexes the empty boxes of a version 8 store by size, oldest
   t.same([...c.keysWithin('empty', emptyBoxesOfSize('1'))], [], 'a size that is a prefix of another finds nothing of it');
 });
 
+t.test('migration 10 indexes the open jobs of a version 9 store by bot', async (t) => {
+  const dir = tempDir(t);
+  const withoutBot = { ...jobs, indexes: jobs.indexes!.filter((i) => i.name !== 'open_bot') };
+  const v9 = await Store.open({ dir }, [withoutBot], MIGRATIONS.slice(0, 9));
+  await v9.write(() => {
+    v9.collection(withoutBot).put({ id: 'a', type: 'CHARGING', status: 'EXECUTING', request_id: 'r1', bot_id: 3, level_id: 1 } as JobRecord);
+    v9.collection(withoutBot).put({ id: 'b', type: 'CHARGING', status: 'SUCCEEDED', request_id: 'r1', bot_id: 3, level_id: 1 } as JobRecord);
+    v9.collection(withoutBot).put({ id: 'c', type: 'RETRIEVING', status: 'ACCEPTED', request_id: 'r1', bot_id: null, level_id: 1 } as JobRecord);
+  });
+  await v9.close();
+  const store = await Store.open({ dir }, [jobs], MIGRATIONS);
+  t.teardown(() => store.close());
+  t.equal(store.schemaVersion(), 10);
+  t.same(store.collection(jobs).keysBy('open_bot', 3), ['a'], 'the open one, not the ended one nor a job of no bot');
+});
+
 t.test('keys within bounds are read a chunk at a time, in order, and the same whatever the chunk', async (t) => {
   const dir = tempDir(t);
   const store = await Store.open({ dir }, [things]);

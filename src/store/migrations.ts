@@ -100,4 +100,11 @@ export const MIGRATIONS: readonly Migration[] = [
       for (const c of store.registered()) if (c.def.name === 'boxes') c.rebuildIndexes();
     },
   },
+  {
+    version: 10,
+    description: 'open jobs indexed by bot (a bot\'s request read every open job of the site)',
+    up: (store) => {
+      for (const c of store.registered()) if (c.def.name === 'jobs') c.rebuildIndexes();
+    },
+  },
 ];

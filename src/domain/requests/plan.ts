@@ -467,19 +467,12 @@ class PlanBuilder {
     return this.ctx.store.collection(jobs).keysBy('open_carrier', id).length > 0;
   }
 
+  /** Open work of the bot's own (charging, leaving or joining a level) holds it. */
   private botBusy(botId: number): boolean {
-    for (const j of this.openJobs()) if (j.bot_id === botId && (j.type === 'CHARGING' || j.type === 'UNCHARGING' || j.type.startsWith('OFFBOARDING') || j.type.startsWith('ONBOARDING'))) return true;
-    return false;
-  }
-
-  /** Open jobs of these levels (by default all, and jobs of no level). */
-  private *openJobs(levels = [0, ...this.ctx.site.levels.map((l) => l.id)]): Iterable<JobRecord> {
-    for (const level of levels) {
-      for (const key of this.ctx.store.collection(jobs).keysBy('open', level)) {
-        const j = this.ctx.store.collection(jobs).get(key);
-        if (j) yield j;
-      }
+    for (const j of this.ctx.store.collection(jobs).findBy('open_bot', botId)) {
+      if (j.type === 'CHARGING' || j.type === 'UNCHARGING' || j.type.startsWith('OFFBOARDING') || j.type.startsWith('ONBOARDING')) return true;
     }
+    return false;
   }
 
   /** Box id -> quantity open jobs of `type` on the SKU hold. */

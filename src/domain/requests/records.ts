@@ -219,6 +219,8 @@ export const jobs: CollectionDef<JobRecord> = {
     // POST /requests asks, for each candidate carrier inside its write transaction, whether open
     // work holds it: by `carrier_id` that decoded every job the carrier ever had (issue 22).
     { name: 'open_carrier', of: (j) => (isFinalJob(j.status) ? undefined : j.carrier_id ?? undefined) },
+    // A bot's request (RECHARGE, OFFBOARD, ...) asks whether open work holds the bot: its own open jobs, not every open job.
+    { name: 'open_bot', of: (j) => (isFinalJob(j.status) ? undefined : j.bot_id ?? undefined) },
     // GET /jobs, newest first by default: a page read from the end of it, not every job sorted.
     { name: 'created_at', of: (j) => j.created_at },
     // GET /jobs?updated_at__gte=<the last poll>, an integration's poll of what changed: those alone read.
