@@ -332,6 +332,8 @@ class PlanBuilder {
     const levels = new Set(balconies.map((id) => this.balconyLevel(id)));
     const work = new Map<number, number>();
     for (const level of levels) if (level !== undefined) work.set(level, this.ctx.openWork(level) + this.plan.jobs.filter((j) => j.level_id === level).length);
+    // No allowed balcony on any level: no box can be used, and none need be read.
+    if (work.size === 0) return { best: [], available: 0 };
     const offer = (box: BoxRecord): Offer<BoxRecord> | undefined => {
       const n = free(box);
       return n > 0 ? { box, free: n } : undefined;
