@@ -54,7 +54,7 @@ export interface ServerOptions {
   uploadQuota?: number;
   /** Upload bytes all callers may have in flight; default 16 × uploadLimit. */
   uploadTotal?: number;
-  /** Milliseconds of request handling one event-loop turn may run before the rest wait for the next (TurnBudget); default 15. */
+  /** Milliseconds of request handling one event-loop turn may run before the rest wait for the next (TurnBudget); default 8. */
   turnBudgetMs?: number;
 }
 
@@ -120,7 +120,7 @@ export class HttpServer {
     this.uploadDir = options.uploadDir ?? mkdtempSync(path.join(tmpdir(), 'wh-uploads-'));
     prepareSpoolDir(this.uploadDir);
     this.requestLog = options.logger.child({}, { redact: { paths: [] } });
-    this.turns = new TurnBudget(options.turnBudgetMs ?? 15);
+    this.turns = new TurnBudget(options.turnBudgetMs ?? 8);
     this.sockets = new WebSockets({
       prepare: (route, request, exchange) => this.prepareUpgrade(route, request, exchange),
       fail: (exchange, err, requestId, method, url) => this.fail(exchange, err, requestId, method, url),
