@@ -53,8 +53,8 @@ t.test('the lazy choice takes the same boxes as judging every one', async (t) =>
     const leastWork = works.length > 0 ? Math.min(...works) : 0;
     const offer = (b: Box): Offer<Box> => ({ box: b, free: b.free });
     const got = chooseBoxes(
-      boxes.filter((b) => b.brought).map(offer), boxes.filter((b) => !b.brought).map(offer), quantity, leastWork,
-      (b) => (b.work === undefined ? undefined : { work: b.work }), (b) => (b.moves === undefined ? undefined : b.brought ? 0 : b.moves),
+      boxes.filter((b) => b.brought).map(offer), boxes.filter((b) => !b.brought).map(offer), quantity, () => leastWork,
+      (b) => (b.work === undefined || b.moves === undefined ? undefined : { work: b.work }), (b) => (b.brought ? 0 : b.moves!),
     );
     const want = reference([...boxes.filter((b) => b.brought), ...boxes.filter((b) => !b.brought)]);
     if (JSON.stringify(taken(got.best, quantity)) !== JSON.stringify(taken(want.best, quantity))) return false;
@@ -66,7 +66,7 @@ t.test('with stock on the least busy level, only the boxes up to the first that 
   // 1,000 boxes of one move each on two levels; the first of the quiet level is the 6th.
   const boxes = Array.from({ length: 1000 }, (_, id) => ({ id, work: id === 5 || id > 500 ? 1 : 7 }));
   let counted = 0;
-  const got = chooseBoxes([], boxes.map((b) => ({ box: b, free: 3 })), 3, 1, (b) => ({ work: b.work }), () => {
+  const got = chooseBoxes([], boxes.map((b) => ({ box: b, free: 3 })), 3, () => 1, (b) => ({ work: b.work }), () => {
     counted++;
     return 1;
   });

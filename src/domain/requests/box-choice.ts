@@ -5,11 +5,11 @@
  *
  * Judging a box (reading its carrier, whether other work holds it, what stands in front of it
  * in its lane) is what costs, and a putaway on a site of 100,000 spaces judged every empty box
- * there (issue 22). So the boxes come oldest first, and judging stops once the boxes that need
- * the fewest moves any box can need (none for a carrier the plan brings already, one for
- * another) on a level of the least work cover the quantity: a later box can need no fewer
- * moves, nor stand on a level of less work, and is younger, so it cannot come before any of
- * them. The choice is the same as judging every box.
+ * there (issue 22). So the boxes come oldest first, and judging stops once the quantity is
+ * covered by boxes on carriers the plan brings already (no move) and boxes that need one move
+ * on a level of the least work: a later box needs a move at least, stands on a level of no
+ * less work, and is younger, so it cannot come before any of them. The choice is the same as
+ * judging every box.
  */
 
 /** A box with what it can give (items to pick, room to fill). */
@@ -18,7 +18,7 @@ export interface Offer<B> {
   free: number;
 }
 
-/** Where a usable box stands: the open work of its level (and what else the caller keeps of it). */
+/** A usable box's place: the open work of its level (and what else the caller keeps of it). */
 export interface Weighed {
   work: number;
 }
@@ -30,24 +30,25 @@ export type Judged<B, W extends Weighed> = Offer<B> & W & { moves: number; order
  * `available` is under `quantity`; otherwise `best` holds every box that can come first.
  * `brought` are the offers on carriers the plan brings already, `rest` the others, each oldest
  * first (then by id); `rest` is read only as far as needed. Judging has two steps: `weigh`
- * reads the box's level (undefined: the box cannot be used), `moves` counts the carrier moves
- * it needs (undefined: other work holds it), which is what costs: a box off the levels of the
- * least work is counted only when those levels' boxes do not settle the choice.
+ * reads where the box stands (undefined: it cannot be used), `moves` counts the carrier moves
+ * it needs, which is what costs: a box on a level of more than `leastWork()` (the least open
+ * work of the levels a box may stand on, asked once a box is usable) is counted only when the
+ * others do not settle the choice.
  */
 export function chooseBoxes<B, W extends Weighed>(
-  brought: readonly Offer<B>[], rest: Iterable<Offer<B>>, quantity: number, leastWork: number,
-  weigh: (box: B) => W | undefined, moves: (box: B, weighed: W) => number | undefined,
+  brought: readonly Offer<B>[], rest: Iterable<Offer<B>>, quantity: number, leastWork: () => number,
+  weigh: (box: B) => W | undefined, moves: (box: B, weighed: W) => number,
 ): { best: Judged<B, W>[]; available: number } {
   const best: Judged<B, W>[] = [];
   let available = 0;
   /** What the boxes no later box can come before give. */
   let settled = 0;
+  let least: number | undefined;
   const take = (offer: Offer<B>, weighed: W, order: number): void => {
     const n = moves(offer.box, weighed);
-    if (n === undefined) return;
     best.push({ ...offer, ...weighed, moves: n, order });
     available += offer.free;
-    if (n === 0 || (n === 1 && weighed.work <= leastWork)) settled += offer.free;
+    if (n === 0 || (n === 1 && weighed.work <= (least ??= leastWork()))) settled += offer.free;
   };
   let order = 0;
   for (const offer of brought) {
@@ -59,7 +60,7 @@ export function chooseBoxes<B, W extends Weighed>(
   if (settled < quantity) {
     for (const offer of rest) {
       const weighed = weigh(offer.box);
-      if (weighed && weighed.work > leastWork) later.push({ offer, weighed, order });
+      if (weighed && weighed.work > (least ??= leastWork())) later.push({ offer, weighed, order });
       else if (weighed) take(offer, weighed, order);
       order++;
       if (settled >= quantity) break;

@@ -329,11 +329,13 @@ class PlanBuilder {
    * of an allowed balcony and no other open request holds it.
    */
   private choose(pool: Iterable<BoxRecord>, member: (box: BoxRecord) => boolean, free: (box: BoxRecord) => number, quantity: number, balconies: number[]) {
-    const levels = new Set(balconies.map((id) => this.balconyLevel(id)));
-    const work = new Map<number, number>();
-    for (const level of levels) if (level !== undefined) work.set(level, this.ctx.openWork(level) + this.plan.jobs.filter((j) => j.level_id === level).length);
+    const levels = new Set<number>();
+    for (const id of balconies) {
+      const level = this.balconyLevel(id);
+      if (level !== undefined) levels.add(level);
+    }
     // No allowed balcony on any level: no box can be used, and none need be read.
-    if (work.size === 0) return { best: [], available: 0 };
+    if (levels.size === 0) return { best: [], available: 0 };
     const offer = (box: BoxRecord): Offer<BoxRecord> | undefined => {
       const n = free(box);
       return n > 0 ? { box, free: n } : undefined;
@@ -354,15 +356,17 @@ class PlanBuilder {
         if (o) yield o;
       }
     }
+    // Counting a level's open work reads its index: only once a usable box needs it (most
+    // requests refused for want of stock never do).
+    let work: Map<number, number> | undefined;
+    const workOn = () => (work ??= new Map([...levels].map((level) => [level, this.ctx.openWork(level) + this.plan.jobs.filter((j) => j.level_id === level).length])));
     const weigh = (box: BoxRecord) => {
       const carrier = this.carrier(box.carrier_id);
-      return carrier && work.has(carrier.level_id) ? { carrier, work: work.get(carrier.level_id)! } : undefined;
+      if (!carrier || !levels.has(carrier.level_id) || this.carrierBusy(carrier.id)) return undefined;
+      return { carrier, work: workOn().get(carrier.level_id)! };
     };
-    const moves = (_box: BoxRecord, { carrier }: { carrier: CarrierRecord }) => {
-      if (this.carrierBusy(carrier.id)) return undefined;
-      return this.retrieving.has(carrier.id) ? 0 : 1 + this.inFront(carrier).length;
-    };
-    return chooseBoxes(brought, rest(), quantity, Math.min(...work.values()), weigh, moves);
+    const moves = (_box: BoxRecord, { carrier }: { carrier: CarrierRecord }) => (this.retrieving.has(carrier.id) ? 0 : 1 + this.inFront(carrier).length);
+    return chooseBoxes(brought, rest(), quantity, () => Math.min(...workOn().values()), weigh, moves);
   }
 
   /** The empty boxes of one size, oldest first (then by id), read as they are taken. */
