@@ -123,7 +123,7 @@ export class Store {
   private readonly collections = new Map<string, Collection<unknown>>();
   /** The write running now (inside a transaction), if any. */
   private run: WriteRun | undefined;
-  /** Writes asked for in this event-loop turn, committed together at its end. */
+  /** Writes for the next batch, at the end of this turn: any a batch left past its budget, then those asked since. */
   private queued: QueuedWrite[] = [];
   /** Settles once the writes of the batch booked last are committed (or refused). */
   private idle: Promise<void> = Promise.resolve();
