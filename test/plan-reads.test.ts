@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Store } from '../src/store/store.js';
+import type { Collection } from '../src/store/collection.js';
 import { MIGRATIONS } from '../src/store/migrations.js';
 import { ALL_COLLECTIONS } from '../src/domain/collections.js';
 import { boxes, carriers, skus } from '../src/domain/inventory/records.js';
@@ -16,12 +17,38 @@ import { ABORT } from '../src/domain/requests/abort.js';
 import { loadSite } from '../src/domain/site/load.js';
 import { smallSite, writeSite } from './fixtures/small-site.js';
 
-t.test('a plan decodes only the jobs that concern its carriers, however much open work there is', async (t) => {
+/** The small site and a new store of every collection, both gone when the test ends. */
+async function smallSiteStore(t: { teardown(fn: () => unknown): void }) {
   const dir = mkdtempSync(path.join(tmpdir(), 'wh-plan-reads-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const site = loadSite(writeSite(smallSite()));
   const store = await Store.open({ dir }, ALL_COLLECTIONS as never, MIGRATIONS);
   t.teardown(() => store.close());
+  return { site: loadSite(writeSite(smallSite())), store };
+}
+
+/** Counts the records `c` decodes from now on (by key, by index, by scan or by range), until the test ends. */
+function countDecodes<T>(t: { teardown(fn: () => void): void }, c: Collection<T>): { n: number } {
+  const decoded = { n: 0 };
+  const original = { get: c.get, findBy: c.findBy, scan: c.scan, range: c.range };
+  const counted = function* (records: Iterable<T>) {
+    for (const r of records) {
+      decoded.n++;
+      yield r;
+    }
+  };
+  c.get = (key) => {
+    decoded.n++;
+    return original.get.call(c, key);
+  };
+  c.findBy = (name, value) => counted(original.findBy.call(c, name, value));
+  c.scan = () => counted(original.scan.call(c));
+  c.range = (start, reverse) => counted(original.range.call(c, start, reverse));
+  t.teardown(() => Object.assign(c, original));
+  return decoded;
+}
+
+t.test('a plan decodes only the jobs that concern its carriers, however much open work there is', async (t) => {
+  const { site, store } = await smallSiteStore(t);
   let seq = 0;
   const job = (fields: Partial<JobRecord>) => newJob({ id: `J-${String(++seq).padStart(4, '0')}`, request_id: 'R-other', type: 'RETRIEVING', entity_id: 'x', entity_index: -1, seq, now: seq }, fields);
   await store.write(() => {
@@ -37,31 +64,7 @@ t.test('a plan decodes only the jobs that concern its carriers, however much ope
   });
 
   const c = store.collection(jobs);
-  let decoded = 0;
-  const original = { get: c.get, findBy: c.findBy, scan: c.scan, range: c.range };
-  c.get = (key) => {
-    decoded++;
-    return original.get.call(c, key);
-  };
-  c.findBy = function* (name, value) {
-    for (const j of original.findBy.call(c, name, value)) {
-      decoded++;
-      yield j;
-    }
-  };
-  c.scan = function* () {
-    for (const j of original.scan.call(c)) {
-      decoded++;
-      yield j;
-    }
-  };
-  c.range = function* (start, reverse) {
-    for (const j of original.range.call(c, start, reverse)) {
-      decoded++;
-      yield j;
-    }
-  };
-  t.teardown(() => Object.assign(c, original));
+  const decoded = countDecodes(t, c);
   let next = 10_000;
   const plan = (carrierId: string) => planRequest({
     store, site, now: 1, externalPicking: false, botLevel: () => undefined, nextSeq: () => next++, openWork: (level) => c.countBy('open', level),
@@ -72,20 +75,16 @@ t.test('a plan decodes only the jobs that concern its carriers, however much ope
   const buffering = fetched.jobs.find((j) => j.type === 'BUFFERING');
   t.equal(buffering?.carrier_id, 'C9', 'the carrier being set down in front is buffered first');
   t.ok(fetched.jobs.find((j) => j.type === 'RETRIEVING' && j.carrier_id === 'C4')?.parent_job_ids.includes(buffering!.id), 'before C4 is fetched');
-  t.equal(decoded, 1, 'one job decoded: the one setting C9 down, not the 300 open ones nor C4\'s 150 ended ones');
+  t.equal(decoded.n, 1, 'one job decoded: the one setting C9 down, not the 300 open ones nor C4\'s 150 ended ones');
 
-  decoded = 0;
+  decoded.n = 0;
   const busy = plan('C5');
   t.same(busy.abort.feedback.map((f) => [f.entity_id, f.error_code]), [['C5', ABORT.carrierBusy.code]], 'open work holds C5: refused');
-  t.equal(decoded, 0, 'found out without decoding a job');
+  t.equal(decoded.n, 0, 'found out without decoding a job');
 });
 
 t.test('a putaway reads the empty boxes of the sizes its SKU allows, oldest first, only until the choice is settled', async (t) => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'wh-plan-reads-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const site = loadSite(writeSite(smallSite()));
-  const store = await Store.open({ dir }, ALL_COLLECTIONS as never, MIGRATIONS);
-  t.teardown(() => store.close());
+  const { site, store } = await smallSiteStore(t);
   // A carrier on each of the 18 spaces (lanes x = 1..6 from y = 2, the front, to y = 4), deepest
   // first: each with a loaded quarter, an empty quarter and an empty half, older the deeper.
   let id = 0;
@@ -102,40 +101,18 @@ t.test('a putaway reads the empty boxes of the sizes its SKU allows, oldest firs
     }
   });
   const c = store.collection(boxes);
-  let decoded = 0;
-  const original = { get: c.get, findBy: c.findBy, scan: c.scan };
-  c.get = (key) => {
-    decoded++;
-    return original.get.call(c, key);
-  };
-  c.findBy = function* (name, value) {
-    for (const b of original.findBy.call(c, name, value)) {
-      decoded++;
-      yield b;
-    }
-  };
-  c.scan = function* () {
-    for (const b of original.scan.call(c)) {
-      decoded++;
-      yield b;
-    }
-  };
-  t.teardown(() => Object.assign(c, original));
+  const decoded = countDecodes(t, c);
   let next = 10_000;
   const plan = planRequest({
     store, site, now: 1, externalPicking: false, botLevel: () => undefined, nextSeq: () => next++, openWork: (level) => store.collection(jobs).countBy('open', level),
   }, 'R-new', { type: 'PUTAWAY', entities: [{ sku_id: 'P', quantity: 4 }] });
   t.equal(plan.abort.failed, false, JSON.stringify(plan.abort.feedback));
   t.same(plan.placements, [{ box_id: 39, carrier_id: 'K12', sku_id: 'P', quantity: 4 }], 'the oldest empty half at the front of a lane: one carrier move');
-  t.equal(decoded, 13, 'boxes decoded: the halves of the 12 deeper carriers and the first in front, not the 54 of the site');
+  t.equal(decoded.n, 13, 'boxes decoded: the halves of the 12 deeper carriers and the first in front, not the 54 of the site');
 });
 
 t.test('a bot\'s request decodes only that bot\'s open jobs, however much open work the site has', async (t) => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'wh-plan-reads-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const site = loadSite(writeSite(smallSite()));
-  const store = await Store.open({ dir }, ALL_COLLECTIONS as never, MIGRATIONS);
-  t.teardown(() => store.close());
+  const { site, store } = await smallSiteStore(t);
   let seq = 0;
   const job = (fields: Partial<JobRecord>) => newJob({ id: `J-${String(++seq).padStart(4, '0')}`, request_id: 'R-other', type: 'RETRIEVING', entity_id: 'x', entity_index: -1, seq, now: seq }, fields);
   await store.write(() => {
@@ -145,25 +122,7 @@ t.test('a bot\'s request decodes only that bot\'s open jobs, however much open w
     store.collection(jobs).put(job({ type: 'CHARGING', status: 'SUCCEEDED', bot_id: 1, level_id: 1 }));
   });
   const c = store.collection(jobs);
-  let decoded = 0;
-  const original = { get: c.get, findBy: c.findBy, scan: c.scan };
-  c.get = (key) => {
-    decoded++;
-    return original.get.call(c, key);
-  };
-  c.findBy = function* (name, value) {
-    for (const j of original.findBy.call(c, name, value)) {
-      decoded++;
-      yield j;
-    }
-  };
-  c.scan = function* () {
-    for (const j of original.scan.call(c)) {
-      decoded++;
-      yield j;
-    }
-  };
-  t.teardown(() => Object.assign(c, original));
+  const decoded = countDecodes(t, c);
   let next = 10_000;
   const plan = (botId: number) => planRequest({
     store, site, now: 1, externalPicking: false, botLevel: () => 1, nextSeq: () => next++, openWork: (level) => c.countBy('open', level),
@@ -171,9 +130,9 @@ t.test('a bot\'s request decodes only that bot\'s open jobs, however much open w
 
   const free = plan(1);
   t.equal(free.abort.failed, false, JSON.stringify(free.abort.feedback));
-  t.equal(decoded, 0, 'bot 1 has no open job: none decoded, not the 301 open ones of the others nor its ended one');
-  decoded = 0;
+  t.equal(decoded.n, 0, 'bot 1 has no open job: none decoded, not the 301 open ones of the others nor its ended one');
+  decoded.n = 0;
   const busy = plan(7);
   t.same(busy.abort.feedback.map((f) => [f.entity_id, f.error_code]), [['7', ABORT.botBusy.code]], 'bot 7 is charging: refused');
-  t.equal(decoded, 1, 'its one open job decoded, not the 301');
+  t.equal(decoded.n, 1, 'its one open job decoded, not the 301');
 });
