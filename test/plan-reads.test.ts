@@ -136,3 +136,23 @@ t.test('a bot\'s request decodes only that bot\'s open jobs, however much open w
   t.same(busy.abort.feedback.map((f) => [f.entity_id, f.error_code]), [['7', ABORT.botBusy.code]], 'bot 7 is charging: refused');
   t.equal(decoded.n, 1, 'its one open job decoded, not the 301');
 });
+
+t.test('a request refused for want of stock counts no level\'s open work', async (t) => {
+  // Counting a level's open work reads its index; it was done for every request, refused ones
+  // too, and took POST /requests from 0.26 to 0.43 ms of main thread under load.
+  const { site, store } = await smallSiteStore(t);
+  await store.write(() => {
+    store.collection(skus).put({ id: 'C', name: 'Wire', measurement_unit: 'METER', on_empty_sku_action: 'DO_NOTHING', allowed_box_size_capacities: null, balcony_ids: null, deleted_at: null, created_at: 0, updated_at: 0 } as never);
+  });
+  let counted = 0;
+  let next = 10_000;
+  const plan = planRequest({
+    store, site, now: 1, externalPicking: false, botLevel: () => undefined, nextSeq: () => next++,
+    openWork: (level) => {
+      counted++;
+      return store.collection(jobs).countBy('open', level);
+    },
+  }, 'R-new', { type: 'FULFILLMENT', entities: [{ sku_id: 'C', quantity: 1 }] });
+  t.same(plan.abort.feedback.map((f) => [f.entity_id, f.error_code]), [['C', ABORT.insufficientQuantity.code]]);
+  t.equal(counted, 0, 'no open work counted');
+});
