@@ -31,13 +31,13 @@ export type Judged<B, W extends Weighed> = Offer<B> & W & { moves: number; order
  * `brought` are the offers on carriers the plan brings already, `rest` the others, each oldest
  * first (then by id); `rest` is read only as far as needed. Judging has two steps: `weigh`
  * reads where the box stands (undefined: it cannot be used), `moves` counts the carrier moves
- * it needs, which is what costs: a box on a level of more than `leastWork()` (the least open
- * work of the levels a box may stand on, asked once a box is usable) is counted only when the
- * others do not settle the choice.
+ * it needs (undefined: other work holds it), which is what costs: a box on a level of more
+ * than `leastWork()` (the least open work of the levels a box may stand on, asked once a box
+ * stands on one) is counted only when the others do not settle the choice.
  */
 export function chooseBoxes<B, W extends Weighed>(
   brought: readonly Offer<B>[], rest: Iterable<Offer<B>>, quantity: number, leastWork: () => number,
-  weigh: (box: B) => W | undefined, moves: (box: B, weighed: W) => number,
+  weigh: (box: B) => W | undefined, moves: (box: B, weighed: W) => number | undefined,
 ): { best: Judged<B, W>[]; available: number } {
   const best: Judged<B, W>[] = [];
   let available = 0;
@@ -46,6 +46,7 @@ export function chooseBoxes<B, W extends Weighed>(
   let least: number | undefined;
   const take = (offer: Offer<B>, weighed: W, order: number): void => {
     const n = moves(offer.box, weighed);
+    if (n === undefined) return;
     best.push({ ...offer, ...weighed, moves: n, order });
     available += offer.free;
     if (n === 0 || (n === 1 && weighed.work <= (least ??= leastWork()))) settled += offer.free;

@@ -356,17 +356,21 @@ class PlanBuilder {
         if (o) yield o;
       }
     }
-    // Counting a level's open work reads its index: only once a usable box needs it (most
-    // requests refused for want of stock never do).
+    // Counting the levels' open work reads their indexes: only once a box is usable. Until then
+    // a box whose carrier other work holds is passed over here (most requests refused under
+    // load get no further); after, that is asked only of the boxes judged (`moves`).
     let work: Map<number, number> | undefined;
-    const workOn = () => (work ??= new Map([...levels].map((level) => [level, this.ctx.openWork(level) + this.plan.jobs.filter((j) => j.level_id === level).length])));
     const weigh = (box: BoxRecord) => {
       const carrier = this.carrier(box.carrier_id);
-      if (!carrier || !levels.has(carrier.level_id) || this.carrierBusy(carrier.id)) return undefined;
-      return { carrier, work: workOn().get(carrier.level_id)! };
+      if (!carrier || !levels.has(carrier.level_id) || (!work && this.carrierBusy(carrier.id))) return undefined;
+      work ??= new Map([...levels].map((level) => [level, this.ctx.openWork(level) + this.plan.jobs.filter((j) => j.level_id === level).length]));
+      return { carrier, work: work.get(carrier.level_id)! };
     };
-    const moves = (_box: BoxRecord, { carrier }: { carrier: CarrierRecord }) => (this.retrieving.has(carrier.id) ? 0 : 1 + this.inFront(carrier).length);
-    return chooseBoxes(brought, rest(), quantity, () => Math.min(...workOn().values()), weigh, moves);
+    const moves = (_box: BoxRecord, { carrier }: { carrier: CarrierRecord }) => {
+      if (this.carrierBusy(carrier.id)) return undefined;
+      return this.retrieving.has(carrier.id) ? 0 : 1 + this.inFront(carrier).length;
+    };
+    return chooseBoxes(brought, rest(), quantity, () => Math.min(...work!.values()), weigh, moves);
   }
 
   /** The empty boxes of one size, oldest first (then by id), read as they are taken. */
