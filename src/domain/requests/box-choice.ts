@@ -73,14 +73,18 @@ export function chooseBoxes<B, W extends Weighed>(
   return { best, available };
 }
 
+/** The plan's order of age: the box whose load changed longest ago first, then the lower id. */
+export function olderFirst(a: { updated_at: number; id: number }, b: { updated_at: number; id: number }): number {
+  return a.updated_at - b.updated_at || a.id - b.id;
+}
+
 /** Boxes of several sources, each oldest first (then by id), as one such list; read as far as taken. */
 export function* oldestFirst<B extends { updated_at: number; id: number }>(sources: readonly Iterable<B>[]): Iterable<B> {
   const heads = sources.map((source) => source[Symbol.iterator]()).map((it) => ({ it, next: it.next() }));
   for (;;) {
     let first: (typeof heads)[number] | undefined;
     for (const head of heads) {
-      if (head.next.done) continue;
-      if (!first || head.next.value.updated_at - first.next.value!.updated_at < 0 || (head.next.value.updated_at === first.next.value!.updated_at && head.next.value.id < first.next.value!.id)) first = head;
+      if (!head.next.done && (!first || olderFirst(head.next.value, first.next.value!) < 0)) first = head;
     }
     if (!first) return;
     yield first.next.value!;

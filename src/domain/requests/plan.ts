@@ -17,7 +17,7 @@ import { ABORT, AbortCollector } from './abort.js';
 import type { CreateInput, FetchInput, SkuEntityInput } from './inputs.js';
 import { initialProgress, isFinalJob, jobs, newJob, type EntityRecord, type JobRecord, type JobType, type RequestType, type RequestWarning } from './records.js';
 import { newRecordId } from './record-id.js';
-import { chooseBoxes, oldestFirst, type Judged, type Offer, type Weighed } from './box-choice.js';
+import { chooseBoxes, olderFirst, oldestFirst, type Judged, type Offer, type Weighed } from './box-choice.js';
 
 export interface PlanContext {
   store: Store;
@@ -511,11 +511,6 @@ class PlanBuilder {
     return wanted ? ids.filter((id) => wanted.includes(id)) : ids;
   }
 
-}
-
-/** The plan's order of age: the box whose load changed longest ago first, then the lower id. */
-function olderFirst(a: BoxRecord, b: BoxRecord): number {
-  return a.updated_at - b.updated_at || a.id - b.id;
 }
 
 /** Boxes oldest first. */
