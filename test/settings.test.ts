@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Store } from '../src/store/store.js';
 import { EVENT_COLLECTIONS, Events } from '../src/domain/events/events.js';
-import { AUTH_COLLECTIONS } from '../src/domain/auth/records.js';
+import { AUTH_COLLECTIONS, roles } from '../src/domain/auth/records.js';
 import { SETTINGS_COLLECTIONS, Settings } from '../src/domain/settings/settings.js';
 import { settingRegistry } from '../src/domain/settings/registry.js';
 
@@ -227,6 +227,35 @@ t.test('required roles over HTTP: a lower-authority user neither reads nor write
   t.equal((await as('PATCH', '/api/v2/settings/system', { updates: { 'api.jobs.showCreated': true } })).status, 200, 'open settings may be changed');
   t.equal(a.app.settings.value('api.jobs.showCreated'), true);
   await send('DELETE', '/api/v2/settings/api.jobs.showCreated');
+});
+
+t.test('a role is read once per change of the auth data: settings writes and a user\'s requests do not decode it each time', async (t) => {
+  const role = await send('POST', '/api/v2/auth/roles', { name: `Supervisor ${Math.random()}`, authority_level: 60, permissions: ['settings:view'] });
+  t.equal(role.status, 201);
+  t.equal((await send('POST', '/api/v2/settings', { key: 'wms.supervised', value_json: 1, required_role: [role.json.id] })).status, 200);
+  const { client } = await lowerUser(['settings:view', 'settings:update']);
+  const patch = (value: number) => client.request('/api/v2/settings/wms.supervised', { method: 'PATCH', json: { value_json: value } });
+  t.equal((await patch(2)).status, 403, 'authority 40 is below the required role\'s 60');
+  // Each role record carries its whole permission list; reading one cost ~11 KB of garbage a request.
+  const roleRecords = a.app.store.collection(roles);
+  const get = roleRecords.get;
+  let reads = 0;
+  roleRecords.get = (key) => (reads++, get.call(roleRecords, key));
+  t.teardown(() => {
+    roleRecords.get = get;
+  });
+  for (let i = 0; i < 6; i++) {
+    if (i === 1) {
+      t.ok(reads > 0, 'the first round reads the roles');
+      reads = 0;
+    }
+    t.equal((await send('PATCH', '/api/v2/settings/wms.supervised', { value_json: 10 + i })).status, 200);
+    t.equal((await client.request('/api/v2/settings/system')).status, 200);
+  }
+  t.equal(reads, 0, 'ten requests after the first two read no role record');
+  t.equal((await send('PATCH', `/api/v2/auth/roles/${role.json.id}`, { authority_level: 30 })).status, 200);
+  t.equal((await patch(3)).status, 200, 'the role lowered to 30 holds from the next request on');
+  t.equal(a.app.settings.value('wms.supervised'), 3);
 });
 
 t.test("another user's settings need settings:update_users to change", async (t) => {

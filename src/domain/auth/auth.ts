@@ -14,7 +14,8 @@ import { generatePassword, hashPassword, verifyPassword } from './passwords.js';
 import { AttemptLimiter } from './rate-limit.js';
 import { apiKeys, roles, users, type ApiKeyRecord, type UserRecord } from './records.js';
 import { issueResetCode, resetPassword, type ResetInput } from './reset.js';
-import { rolePermissions, seedRoles, SEEDED_ROLES } from './roles.js';
+import { RoleCache } from './role-cache.js';
+import { seedRoles, SEEDED_ROLES } from './roles.js';
 import { issueTokens, pruneSessions, refreshTokens, refuseExpiredPassword, revokeRefreshToken, verifyAccessToken, type TokenPair } from './tokens.js';
 import { normalizeEmail } from './users.js';
 
@@ -28,8 +29,7 @@ export class Auth {
   readonly lastUsed: LastUsedTracker;
   private readonly perAccount: AttemptLimiter;
   private readonly perAddress: AttemptLimiter;
-  private readonly permissionCache = new Map<string, Set<string>>();
-  private cacheVersion = -1;
+  private readonly roleFacts: RoleCache;
   /**
    * What each API key presented since the auth records last changed amounts to, by the value
    * presented: a request with a known key then costs one lookup, not its HMAC, three store
@@ -43,6 +43,7 @@ export class Auth {
 
   private constructor(readonly deps: AuthDeps) {
     this.lastUsed = new LastUsedTracker(deps);
+    this.roleFacts = new RoleCache(deps.store);
     const now = (): number => deps.now();
     this.perAccount = new AttemptLimiter({ free: 5, baseMs: 1000, maxMs: 15 * 60_000, windowMs: 60 * 60_000 }, now);
     this.perAddress = new AttemptLimiter({ free: 20, baseMs: 1000, maxMs: 15 * 60_000, windowMs: 60 * 60_000 }, now);
@@ -99,15 +100,14 @@ export class Auth {
   private ownerOf(key: ApiKeyRecord): { permissions: ReadonlySet<string>; authorityLevel: number } | null | undefined {
     if (key.created_by === null) return null;
     const owner = this.deps.store.collection(users).get(key.created_by);
-    const role = owner && this.deps.store.collection(roles).get(owner.role_id);
-    return role ? { permissions: this.permissionsOf(role.id), authorityLevel: role.authority_level } : undefined;
+    return owner ? this.roleFacts.get(owner.role_id) : undefined;
   }
 
   /** The caller a user is, from its role. */
   userCaller(user: UserRecord): Caller {
-    const role = this.deps.store.collection(roles).get(user.role_id);
+    const role = this.roleFacts.get(user.role_id);
     if (!role) return ANONYMOUS;
-    return { kind: 'user', id: user.id, permissions: this.permissionsOf(role.id), authorityLevel: role.authority_level };
+    return { kind: 'user', id: user.id, permissions: role.permissions, authorityLevel: role.authorityLevel };
   }
 
   /** Email and password in, tokens out; guarded by growing delays per account and address. */
@@ -202,21 +202,6 @@ export class Auth {
     }
     this.perAccount.fail(account);
     this.perAddress.fail(client);
-  }
-
-  private permissionsOf(roleId: string): Set<string> {
-    const version = this.deps.store.sequence(AUTH_VERSION);
-    if (version !== this.cacheVersion) {
-      this.permissionCache.clear();
-      this.cacheVersion = version;
-    }
-    let perms = this.permissionCache.get(roleId);
-    if (!perms) {
-      const role = this.deps.store.collection(roles).get(roleId);
-      perms = role ? rolePermissions(role) : new Set();
-      this.permissionCache.set(roleId, perms);
-    }
-    return perms;
   }
 
   /** First start: a Super Admin and an all-permission key, written to a 0600 file. */

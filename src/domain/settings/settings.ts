@@ -11,6 +11,7 @@ import type { Collection, CollectionDef } from '../../store/collection.js';
 import type { Store } from '../../store/store.js';
 import type { Caller } from '../auth/caller.js';
 import { roles, users } from '../auth/records.js';
+import { RoleCache } from '../auth/role-cache.js';
 import { DomainError, NotFoundError, ValidationError, type ValidationIssue } from '../errors.js';
 import { valueProblem, type Scope, type SettingDef, type ValueType } from './registry.js';
 import type { Events } from '../events/events.js';
@@ -72,6 +73,8 @@ export class Settings {
   private readonly records = new Map<string, SettingRecord>();
   /** Effective system values of restart_required settings when this process started. */
   private readonly startValues = new Map<string, unknown>();
+  /** The authority level of the roles settings require. */
+  private readonly roles: RoleCache;
 
   constructor(
     private readonly store: Store,
@@ -80,6 +83,7 @@ export class Settings {
     private readonly events?: Events,
   ) {
     this.defs = new Map(registry.map((d) => [d.key, d]));
+    this.roles = new RoleCache(store);
     for (const r of store.collection(settingRecords).scan()) this.records.set(recordKey(r.key, r.user_idx), r);
     for (const def of registry) if (def.restart_required) this.startValues.set(def.key, this.systemValue(def.key));
   }
@@ -318,7 +322,7 @@ export class Settings {
   private mayAccess(caller: Caller, key: string): boolean {
     const required = this.defs.get(key)?.required_role ?? this.records.get(recordKey(key, null))?.required_role ?? [];
     if (required.length === 0) return true;
-    const levels = required.map((id) => this.store.collection(roles).get(id)?.authority_level).filter((l): l is number => l !== undefined);
+    const levels = required.map((id) => this.roles.get(id)?.authorityLevel).filter((l): l is number => l !== undefined);
     // A role deleted since keeps its setting closed to all but the top of the hierarchy.
     const needed = levels.length > 0 ? Math.min(...levels) : Number.MAX_SAFE_INTEGER;
     return caller.authorityLevel >= needed;
