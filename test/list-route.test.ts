@@ -3,7 +3,7 @@
 import t from 'tap';
 import Type from 'typebox';
 import type { FieldTable, ListSource, Page } from '../src/domain/list/index.js';
-import { ItemMemo, listRoute } from '../src/http/list-route.js';
+import { ItemMemo, KEPT_ANSWERS, listRoute } from '../src/http/list-route.js';
 import { JsonReply, route } from '../src/http/route.js';
 import { startServer } from './helpers/server.js';
 
@@ -95,6 +95,26 @@ t.test('ItemMemo', async (t) => {
     const replaced = [rows[0]!, { ...rows[1]!, name: 'new' }, rows[2]!, rows[3]!];
     t.match(memo.envelope(pageOf(replaced, 10)), /"name":"new"/, 'a replaced row');
     t.equal(memo.envelope(pageOf(rows.slice(0, 3), 10)), JSON.stringify({ ...pageOf(rows.slice(0, 3), 10), items: rows.slice(0, 3).map(view) }), 'fewer rows');
+  });
+
+  t.test('pages asked in turn reuse their answers, up to KEPT_ANSWERS of them, the oldest made dropped first', async (t) => {
+    const memo = new ItemMemo(view, 1000);
+    const rows = makeRows(3 * (KEPT_ANSWERS + 1));
+    const pageAt = (n: number) => ({ ...pageOf(rows.slice(3 * n, 3 * n + 3), rows.length), page: n + 1 });
+    let assembled = 0;
+    const item = memo.item.bind(memo);
+    memo.item = (row) => (assembled++, item(row));
+    for (const n of [0, 1, 0, 1]) t.equal(memo.envelope(pageAt(n)), JSON.stringify({ ...pageAt(n), items: pageAt(n).items.map(view) }), `page ${n + 1}`);
+    t.equal(assembled, 6, 'each page assembled once');
+    for (let n = 2; n < KEPT_ANSWERS; n++) memo.envelope(pageAt(n));
+    assembled = 0;
+    for (let n = 0; n < KEPT_ANSWERS; n++) memo.envelope(pageAt(n));
+    t.equal(assembled, 0, `${KEPT_ANSWERS} pages: every answer kept`);
+    memo.envelope(pageAt(KEPT_ANSWERS));
+    memo.envelope(pageAt(1));
+    t.equal(assembled, 3, 'one more page drops the first made, not the second');
+    memo.envelope(pageAt(0));
+    t.equal(assembled, 6, 'the first page is assembled again');
   });
 
   t.test('a kept row is frozen: writing it in place throws at the writer', async (t) => {

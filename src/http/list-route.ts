@@ -34,6 +34,9 @@ export interface ListRouteSpec<T> {
 /** Serialized items kept per route; past this many the oldest are dropped (~0.5 KB each). */
 export const KEPT_ITEMS = 10_000;
 
+/** Whole answers kept per route, one per envelope (a page of 100 inventory rows is ~45 KB). */
+export const KEPT_ANSWERS = 32;
+
 /** Declares `GET path` answering the paginated envelope of `item`. */
 export function listRoute<T>(spec: ListRouteSpec<T>): AnyRoute {
   const { fields, source, options, view } = spec;
@@ -63,10 +66,13 @@ export class ItemMemo<T> {
    */
   private readonly order: object[] = [];
   private oldest = 0;
-  /** The last answer and the rows it was made of: a page of the same row objects is the same bytes. */
-  private lastRows: T[] = [];
-  private lastRest = '';
-  private lastJson = '';
+  /**
+   * Recent answers by the envelope's other fields (page, size, total), with the rows each was
+   * made of: a page of the same row objects is the same bytes. An integration pages through the
+   * same few pages again and again, and an answer assembled anew is a 45 KB string for a page
+   * of 100: its copy and its garbage were a quarter of such a request (issue 22).
+   */
+  private readonly answers = new Map<string, { rows: T[]; json: string }>();
 
   constructor(
     private readonly view: (row: T) => unknown,
@@ -110,7 +116,8 @@ export class ItemMemo<T> {
     if (firstKey(page) !== 'items') return undefined;
     // The other fields of the envelope as JSON.stringify writes them, whatever the engine adds.
     const rest = JSON.stringify({ ...page, items: undefined });
-    if (rest === this.lastRest && sameRows(page.items, this.lastRows)) return this.lastJson;
+    const kept = this.answers.get(rest);
+    if (kept !== undefined && sameRows(page.items, kept.rows)) return kept.json;
     const head = '{"items":[';
     const tail = rest === '{}' ? ']}' : `],${rest.slice(1)}`;
     const rows = page.items;
@@ -124,9 +131,10 @@ export class ItemMemo<T> {
     parts[n - 1] = parts[n - 1]! + tail;
     const json = parts.join(',');
     // Rows are frozen once kept, so equal identities mean equal items (a dropped item's row too).
-    this.lastRows = rows.slice();
-    this.lastRest = rest;
-    this.lastJson = json;
+    // Last in the Map's order: the least recently made answer is dropped first.
+    if (kept !== undefined) this.answers.delete(rest);
+    else if (this.answers.size >= KEPT_ANSWERS) this.answers.delete(this.answers.keys().next().value!);
+    this.answers.set(rest, { rows: rows.slice(), json });
     return json;
   }
 }
