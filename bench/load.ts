@@ -32,7 +32,6 @@
 // benchmarks.md, "Ninth round"). The client's own CPU share is printed, so a run limited by the
 // client shows as such. Randomness (which kind, which SKU) comes from --seed.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import https from 'node:https';
 import os from 'node:os';
@@ -40,6 +39,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import * as Undici from 'undici';
+import { mixKinds, WORDS, type Call } from './mix-kinds.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values: args } = parseArgs({
@@ -89,42 +89,8 @@ function random(): number {
 }
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
 
-interface Call {
-  method: string;
-  path: string;
-  body?: unknown;
-  headers?: Record<string, string>;
-  /** Statuses the kind may answer in normal operation (a 409 for a request the stock cannot serve). */
-  ok: readonly number[];
-}
-
-const DEMO_SKUS = 400;
-const demoSku = () => `SKU-${String(1 + Math.floor(random() * DEMO_SKUS)).padStart(5, '0')}`;
-const WORDS = ['bolt', 'nut', 'gloves', 'wire', 'tape', 'drill', 'cable', 'washer', 'screw', 'glasses'];
-const keysUsed: string[] = [];
-let created = 0;
-const RUN = randomUUID().slice(0, 8);
-
 /** The kinds of issue 22, each as often as the others. */
-const KINDS: Record<string, () => Call> = {
-  view_by_sku: () => ({ method: 'GET', path: `/api/v2/inventory_view?sku_id__eq=${demoSku()}&sort_by=eta`, ok: [200] }),
-  view_page: () => ({ method: 'GET', path: `/api/v2/inventory_view?page=${1 + Math.floor(random() * 20)}&size=100`, ok: [200] }),
-  sku_search: () => ({ method: 'GET', path: `/api/v2/skus?search=name:${pick(WORDS)}&sort_by=-total_quantity&size=20`, ok: [200] }),
-  jobs_by_status: () => ({ method: 'GET', path: `/api/v2/jobs?status__eq=${pick(['EXECUTING', 'ACCEPTED'])}`, ok: [200] }),
-  post_sku: () => ({ method: 'POST', path: '/api/v2/sku', body: { id: `LOAD-${RUN}-${++created}`, name: `Load ${pick(WORDS)} ${created}` }, ok: [201] }),
-  patch_sku: () => ({ method: 'PATCH', path: `/api/v2/sku/${demoSku()}`, body: { name: `Renamed ${pick(WORDS)} ${Math.floor(random() * 1000)}` }, ok: [200] }),
-  post_request: () => {
-    // One post in ten replays an earlier key: the idempotent path.
-    const replay = keysUsed.length > 0 && random() < 0.1;
-    const key = replay ? pick(keysUsed) : randomUUID();
-    if (!replay) keysUsed.push(key);
-    return {
-      method: 'POST', path: '/api/v2/requests', headers: { 'idempotency-key': key },
-      body: { type: 'FULFILLMENT', entities: [{ sku_id: demoSku(), quantity: 1 }] }, ok: [200, 201, 409],
-    };
-  },
-  patch_setting: () => ({ method: 'PATCH', path: '/api/v2/settings/events.retentionDays', body: { value_json: 30 + Math.floor(random() * 5) }, ok: [200] }),
-};
+const KINDS = mixKinds(random);
 const KIND_NAMES = args.mix ? args.mix.split(',') : Object.keys(KINDS);
 for (const kind of KIND_NAMES) if (!KINDS[kind]) throw new Error(`--mix: no kind ${kind} (kinds: ${Object.keys(KINDS).join(', ')})`);
 
