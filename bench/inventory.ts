@@ -30,6 +30,7 @@ import { open, type Database, type RootDatabase } from 'lmdb';
 import { generateSite } from '../src/domain/site/generate.js';
 import { indexDbName } from '../src/store/collection.js';
 import { structuresKey } from '../src/store/store.js';
+import { daemonNodeFlags } from './daemon-flags.js';
 import { eachLogLine } from './log-lines.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -113,8 +114,7 @@ interface Started {
 /** Starts dist/main.js on the state directory and waits for 'HTTPS API listening'. */
 async function startDaemon(): Promise<Started> {
   const t0 = performance.now();
-  // The flags of systemd/warehouse-controller.service and `npm start`.
-  const flags = ['--enable-source-maps', ...(args['node-flags']?.split(/\s+/).filter(Boolean) ?? [])];
+  const flags = [...daemonNodeFlags(), ...(args['node-flags']?.split(/\s+/).filter(Boolean) ?? [])];
   const child = spawn(process.execPath, [...flags, path.join(ROOT, 'dist/main.js')], {
     cwd: ROOT,
     // Info level: the start-up lines carry the seeding and view-build times. Nothing is logged

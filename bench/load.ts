@@ -40,6 +40,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import * as Undici from 'undici';
 import { mixKinds, WORDS, type Call } from './mix-kinds.js';
+import { daemonNodeFlags } from './daemon-flags.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values: args } = parseArgs({
@@ -107,7 +108,7 @@ const stateDir = mkdtempSync(path.join(os.tmpdir(), 'wh-bench-load-'));
 
 /** Starts dist/main.js on the bench's state directory (with `flags` for node); resolves once it listens. */
 async function startDaemon(flags: string[] = []): Promise<Daemon> {
-  const child = spawn(process.execPath, ['--enable-source-maps', ...flags, path.join(ROOT, 'dist/main.js')], {
+  const child = spawn(process.execPath, [...daemonNodeFlags(), ...flags, path.join(ROOT, 'dist/main.js')], {
     cwd: ROOT,
     env: { ...process.env, WAREHOUSE_STATE_DIR: stateDir, WAREHOUSE_PORT: '0', WAREHOUSE_LINKS: args.links!, WAREHOUSE_LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -23,6 +23,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { daemonNodeFlags } from './daemon-flags.js';
 import { eachLogLine } from './log-lines.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -60,7 +61,7 @@ interface Daemon {
 /** Starts dist/main.js on a fresh state directory without radio lines; resolves once it listens. */
 async function startDaemon(env: Record<string, string>): Promise<Daemon> {
   const stateDir = mkdtempSync(path.join(os.tmpdir(), 'wh-bench-uploads-'));
-  const child = spawn(process.execPath, ['--enable-source-maps', path.join(ROOT, 'dist/main.js')], {
+  const child = spawn(process.execPath, [...daemonNodeFlags(), path.join(ROOT, 'dist/main.js')], {
     cwd: ROOT,
     env: { ...process.env, WAREHOUSE_STATE_DIR: stateDir, WAREHOUSE_PORT: '0', WAREHOUSE_LINKS: 'off', WAREHOUSE_LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULTS, loadConfig } from '../src/config/config.js';
+import { daemonNodeFlags } from '../bench/daemon-flags.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const UNIT_NAME = 'warehouse-controller.service';
@@ -58,6 +59,15 @@ function unitForThisMachine(t: { teardown(fn: () => void): void; comment(...args
   fs.writeFileSync(copy, fs.readFileSync(UNIT, 'utf8').replace(/^ExecStart=\/usr\/bin\/node /m, `ExecStart=${process.execPath} `));
   return copy;
 }
+
+t.test('the unit starts node with the flags of npm start, which the benchmarks measure', async (t) => {
+  const execStart = /^ExecStart=(\S+) (.*)$/m.exec(fs.readFileSync(UNIT, 'utf8'));
+  t.ok(execStart, 'the unit has an ExecStart');
+  const words = execStart![2]!.split(/\s+/);
+  t.equal(words.at(-1), '/opt/warehouse-controller/dist/main.js');
+  t.same(words.slice(0, -1), daemonNodeFlags());
+  t.ok(daemonNodeFlags().includes('--max-semi-space-size=64'), 'the young generation sized for a heap that grows with the site');
+});
 
 const noAnalyze = missingTool('systemd-analyze');
 
