@@ -97,24 +97,53 @@ t.test('ItemMemo', async (t) => {
     t.equal(memo.envelope(pageOf(rows.slice(0, 3), 10)), JSON.stringify({ ...pageOf(rows.slice(0, 3), 10), items: rows.slice(0, 3).map(view) }), 'fewer rows');
   });
 
-  t.test('pages asked in turn reuse their answers, up to KEPT_ANSWERS of them, the oldest made dropped first', async (t) => {
+  t.test('pages asked in turn reuse their answers, up to KEPT_ANSWERS.count of them, the oldest made dropped first', async (t) => {
     const memo = new ItemMemo(view, 1000);
-    const rows = makeRows(3 * (KEPT_ANSWERS + 1));
+    const count = KEPT_ANSWERS.count;
+    const rows = makeRows(3 * (count + 1));
     const pageAt = (n: number) => ({ ...pageOf(rows.slice(3 * n, 3 * n + 3), rows.length), page: n + 1 });
     let assembled = 0;
     const item = memo.item.bind(memo);
     memo.item = (row) => (assembled++, item(row));
     for (const n of [0, 1, 0, 1]) t.equal(memo.envelope(pageAt(n)), JSON.stringify({ ...pageAt(n), items: pageAt(n).items.map(view) }), `page ${n + 1}`);
     t.equal(assembled, 6, 'each page assembled once');
-    for (let n = 2; n < KEPT_ANSWERS; n++) memo.envelope(pageAt(n));
+    for (let n = 2; n < count; n++) memo.envelope(pageAt(n));
     assembled = 0;
-    for (let n = 0; n < KEPT_ANSWERS; n++) memo.envelope(pageAt(n));
-    t.equal(assembled, 0, `${KEPT_ANSWERS} pages: every answer kept`);
-    memo.envelope(pageAt(KEPT_ANSWERS));
+    for (let n = 0; n < count; n++) memo.envelope(pageAt(n));
+    t.equal(assembled, 0, `${count} pages: every answer kept`);
+    memo.envelope(pageAt(count));
     memo.envelope(pageAt(1));
     t.equal(assembled, 3, 'one more page drops the first made, not the second');
     memo.envelope(pageAt(0));
     t.equal(assembled, 6, 'the first page is assembled again');
+  });
+
+  t.test('kept answers hold at most their characters\' limit: the oldest made go first, and one larger than it is not kept', async (t) => {
+    const rows = makeRows(12);
+    const pageAt = (n: number, size = 3) => ({ ...pageOf(rows.slice(size * n, size * n + size), rows.length), page: n + 1, size });
+    const chars = (memo: ItemMemo<Row>, page: Page<Row>) => memo.envelope(page)!.length;
+    const probe = new ItemMemo(view, 1000);
+    const limit = chars(probe, pageAt(0)) + chars(probe, pageAt(1)) + 10;
+    const memo = new ItemMemo(view, 1000, { count: 32, chars: limit });
+    let assembled = 0;
+    const item = memo.item.bind(memo);
+    memo.item = (row) => (assembled++, item(row));
+    for (const n of [0, 1, 0, 1]) memo.envelope(pageAt(n));
+    t.equal(assembled, 6, 'two pages fit');
+    memo.envelope(pageAt(2));
+    memo.envelope(pageAt(1));
+    t.equal(assembled, 9, 'a third drops the first made only');
+    memo.envelope(pageAt(0));
+    t.equal(assembled, 12, 'the first is assembled again');
+    const whole = { ...pageOf(rows, rows.length), size: 12 };
+    t.ok(chars(probe, whole) > limit);
+    t.equal(memo.envelope(whole), JSON.stringify({ ...whole, items: rows.map(view) }));
+    memo.envelope(whole);
+    t.equal(assembled, 36, 'an answer over the limit is assembled each time');
+    assembled = 0;
+    memo.envelope(pageAt(2));
+    memo.envelope(pageAt(0));
+    t.equal(assembled, 0, 'and drops none of the kept');
   });
 
   t.test('a kept row is frozen: writing it in place throws at the writer', async (t) => {

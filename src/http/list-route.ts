@@ -34,8 +34,11 @@ export interface ListRouteSpec<T> {
 /** Serialized items kept per route; past this many the oldest are dropped (~0.5 KB each). */
 export const KEPT_ITEMS = 10_000;
 
-/** Whole answers kept per route, one per envelope (a page of 100 inventory rows is ~45 KB). */
-export const KEPT_ANSWERS = 32;
+/**
+ * Whole answers kept per route, one per envelope, and their characters at most in all: a page
+ * of 100 inventory rows is ~45 KB, one of 1,000 (the default largest size) ~450 KB.
+ */
+export const KEPT_ANSWERS = { count: 32, chars: 4 * 1024 * 1024 };
 
 /** Declares `GET path` answering the paginated envelope of `item`. */
 export function listRoute<T>(spec: ListRouteSpec<T>): AnyRoute {
@@ -73,10 +76,12 @@ export class ItemMemo<T> {
    * of 100: its copy and its garbage were a quarter of such a request (issue 22).
    */
   private readonly answers = new Map<string, { rows: T[]; json: string }>();
+  private answerChars = 0;
 
   constructor(
     private readonly view: (row: T) => unknown,
     private readonly limit: number,
+    private readonly keptAnswers = KEPT_ANSWERS,
   ) {}
 
   /** Number of items kept. */
@@ -131,11 +136,26 @@ export class ItemMemo<T> {
     parts[n - 1] = parts[n - 1]! + tail;
     const json = parts.join(',');
     // Rows are frozen once kept, so equal identities mean equal items (a dropped item's row too).
-    // Last in the Map's order: the least recently made answer is dropped first.
-    if (kept !== undefined) this.answers.delete(rest);
-    else if (this.answers.size >= KEPT_ANSWERS) this.answers.delete(this.answers.keys().next().value!);
-    this.answers.set(rest, { rows: rows.slice(), json });
+    this.keepAnswer(rest, rows, json);
     return json;
+  }
+
+  /** Keeps an answer last in the Map's order, dropping the least recently made past the limits. */
+  private keepAnswer(rest: string, rows: T[], json: string): void {
+    this.dropAnswer(rest);
+    if (json.length > this.keptAnswers.chars) return;
+    while (this.answers.size >= this.keptAnswers.count || this.answerChars + json.length > this.keptAnswers.chars) {
+      this.dropAnswer(this.answers.keys().next().value!);
+    }
+    this.answers.set(rest, { rows: rows.slice(), json });
+    this.answerChars += json.length;
+  }
+
+  private dropAnswer(rest: string): void {
+    const kept = this.answers.get(rest);
+    if (kept === undefined) return;
+    this.answers.delete(rest);
+    this.answerChars -= kept.json.length;
   }
 }
 
