@@ -22,7 +22,7 @@ import { Worker } from 'node:worker_threads';
 import { startApp } from '../src/app.js';
 import { loadConfig } from '../src/config/config.js';
 import { createLogger } from '../src/log/logger.js';
-import { mixKinds, type Call } from './mix-kinds.js';
+import { mixKinds, seededRandom, type Call } from './mix-kinds.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -36,16 +36,7 @@ const { values: args } = parseArgs({
 const REQUESTS = Number(args.requests);
 const ROWS = Number(args.rows);
 
-let rngState = Number(args.seed) >>> 0;
-/** mulberry32, as bench:load draws its choices. */
-function random(): number {
-  rngState = (rngState + 0x6d2b79f5) >>> 0;
-  let t = rngState;
-  t = Math.imul(t ^ (t >>> 15), t | 1);
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-}
-const KINDS: Record<string, () => Call> = { health: () => ({ method: 'GET', path: '/api/v2/health', ok: [200] }), ...mixKinds(random) };
+const KINDS: Record<string, () => Call> = { health: () => ({ method: 'GET', path: '/api/v2/health', ok: [200] }), ...mixKinds(seededRandom(Number(args.seed))) };
 const names = args.kinds ? ['health', ...args.kinds.split(',').filter((k) => k !== 'health')] : Object.keys(KINDS);
 for (const name of names) if (!KINDS[name]) throw new Error(`--kinds: no kind ${name} (kinds: ${Object.keys(KINDS).join(', ')})`);
 

@@ -39,7 +39,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import * as Undici from 'undici';
-import { mixKinds, WORDS, type Call } from './mix-kinds.js';
+import { mixKinds, seededRandom, WORDS, type Call } from './mix-kinds.js';
 import { daemonNodeFlags } from './daemon-flags.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -79,15 +79,7 @@ console.log(`bench:load seed ${SEED}, ${SKUS} SKUs, ${CLIENTS} clients, ${DURATI
 
 // ------------------------------------------------------------------ the mix
 
-/** A deterministic generator (mulberry32), so a seed replays the same choices. */
-let rngState = SEED >>> 0;
-function random(): number {
-  rngState = (rngState + 0x6d2b79f5) >>> 0;
-  let t = rngState;
-  t = Math.imul(t ^ (t >>> 15), t | 1);
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-}
+const random = seededRandom(SEED);
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
 
 /** The kinds of issue 22, each as often as the others. */

@@ -14,6 +14,18 @@ export interface Call {
   ok: readonly number[];
 }
 
+/** A deterministic generator of numbers in [0, 1) (mulberry32), so a seed replays the same choices. */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
 /** The words of the SKU names the load creates and searches for. */
 export const WORDS = ['bolt', 'nut', 'gloves', 'wire', 'tape', 'drill', 'cable', 'washer', 'screw', 'glasses'];
 
