@@ -74,7 +74,7 @@ export class Settings {
   /** Effective system values of restart_required settings when this process started. */
   private readonly startValues = new Map<string, unknown>();
   /** The authority level of the roles settings require. */
-  private readonly roles: RoleCache;
+  private readonly roleFacts: RoleCache;
 
   constructor(
     private readonly store: Store,
@@ -83,7 +83,7 @@ export class Settings {
     private readonly events?: Events,
   ) {
     this.defs = new Map(registry.map((d) => [d.key, d]));
-    this.roles = new RoleCache(store);
+    this.roleFacts = new RoleCache(store);
     for (const r of store.collection(settingRecords).scan()) this.records.set(recordKey(r.key, r.user_idx), r);
     for (const def of registry) if (def.restart_required) this.startValues.set(def.key, this.systemValue(def.key));
   }
@@ -322,7 +322,7 @@ export class Settings {
   private mayAccess(caller: Caller, key: string): boolean {
     const required = this.defs.get(key)?.required_role ?? this.records.get(recordKey(key, null))?.required_role ?? [];
     if (required.length === 0) return true;
-    const levels = required.map((id) => this.roles.get(id)?.authorityLevel).filter((l): l is number => l !== undefined);
+    const levels = required.map((id) => this.roleFacts.get(id)?.authorityLevel).filter((l): l is number => l !== undefined);
     // A role deleted since keeps its setting closed to all but the top of the hierarchy.
     const needed = levels.length > 0 ? Math.min(...levels) : Number.MAX_SAFE_INTEGER;
     return caller.authorityLevel >= needed;
