@@ -31,6 +31,12 @@
 // thread, and capped the health baseline at about 8,000 req/s where undici reaches 22,000 (docs/
 // benchmarks.md, "Ninth round"). The client's own CPU share is printed, so a run limited by the
 // client shows as such. Randomness (which kind, which SKU) comes from --seed.
+//
+// The client shares the box's cores with the daemon, so the health and mix phases each print
+// what a request cost the whole box (every process and the kernel, from /proc/stat) and how
+// many cores were busy. The mix with every core busy at its cost a request, over health's
+// rate, is the mix / health the box allows: no change to how the daemon spreads its work over
+// threads can pass it, only a request that costs the box less.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import https from 'node:https';
@@ -163,6 +169,16 @@ function cpuMs(pid: number, main = false, kernel = false): number {
   const stat = readFileSync(main ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return ((kernel ? 0 : Number(fields[11])) + Number(fields[12])) * TICK_MS;
+}
+
+/**
+ * CPU milliseconds the whole box has been busy (every core, every process, the kernel's
+ * interrupts included), from /proc/stat: with the client on the same box, what the two phases
+ * share, so a phase that keeps the box busy is bound by what its requests cost the box.
+ */
+function boxBusyMs(): number {
+  const [user, nice, system, , , irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  return (user! + nice! + system! + irq! + softirq! + steal!) * TICK_MS;
 }
 
 /** Resident memory of mapped files (LMDB's store) and shared memory, in MiB. */
@@ -329,6 +345,13 @@ interface Figures {
   p50: number;
   p99: number;
   max: number;
+  /** Box CPU ms a request and the box's busy cores, in the health phase and in the mix. */
+  healthBoxMsPerReq: number;
+  healthBoxCores: number;
+  healthDaemonMsPerReq: number;
+  healthClientCpuPct: number;
+  mixBoxMsPerReq: number;
+  mixBoxCores: number;
   /** Requests of the mix sent on a new connection, and the longest of their waits. */
   fresh: number;
   freshMax: number;
@@ -350,14 +373,22 @@ interface Figures {
 async function measure(d: Daemon, mixClients: Client[]): Promise<Figures> {
   const pid = d.child.pid!;
   const healthClients = Array.from({ length: CLIENTS }, () => newClient(d));
+  const hBox0 = boxBusyMs();
+  const hCpu0 = cpuMs(pid);
+  const hOwn0 = process.cpuUsage();
   const health = await drive(healthClients, DURATION, () => ({ kind: 'health', call: { method: 'GET', path: '/api/v2/health', ok: [200] } }));
+  const hOwn = process.cpuUsage(hOwn0);
+  const hCpu = cpuMs(pid) - hCpu0;
+  const hBox = boxBusyMs() - hBox0;
   for (const c of healthClients) c.close();
   const healthRps = health.length / (DURATION / 1000);
 
   const cpu0 = cpuMs(pid);
   const main0 = cpuMs(pid, true);
   const own0 = process.cpuUsage();
+  const box0 = boxBusyMs();
   const mix = await drive(mixClients, DURATION, mixNext);
+  const box = boxBusyMs() - box0;
   const own = process.cpuUsage(own0);
   const mixCpu = cpuMs(pid) - cpu0;
   const mixMain = cpuMs(pid, true) - main0;
@@ -366,7 +397,9 @@ async function measure(d: Daemon, mixClients: Client[]): Promise<Figures> {
   const all = mix.filter((s) => !s.fresh).map((s) => s.ms).sort((a, b) => a - b);
   const fresh = mix.filter((s) => s.fresh).map((s) => s.ms);
 
-  return { healthRps, mixRps: mix.length / (DURATION / 1000), p50: quantile(all, 0.5), p99: quantile(all, 0.99), max: all.at(-1) ?? NaN,
+  return { healthRps, healthBoxMsPerReq: hBox / health.length, healthBoxCores: hBox / DURATION, healthDaemonMsPerReq: hCpu / health.length,
+    healthClientCpuPct: ((hOwn.user + hOwn.system) / 1000 / DURATION) * 100, mixBoxMsPerReq: box / mix.length, mixBoxCores: box / DURATION,
+    mixRps: mix.length / (DURATION / 1000), p50: quantile(all, 0.5), p99: quantile(all, 0.99), max: all.at(-1) ?? NaN,
     fresh: fresh.length, freshMax: Math.max(0, ...fresh),
     bad: mix.filter((s) => !s.ok).length, mixCpuMsPerReq: mixCpu / mix.length, mixMainMsPerReq: mixMain / mix.length, mixCores: mixCpu / DURATION, mixMainCores: mixMain / DURATION,
     byKind: await measureKinds(d, mixClients, mix), clientCpuPct: ((own.user + own.system) / 1000 / DURATION) * 100,
@@ -413,6 +446,12 @@ function print(columns: { title: string; f: Figures }[]): void {
     ['health req/s', (f) => fmt(f.healthRps, 0)],
     ['mix req/s', (f) => fmt(f.mixRps, 0)],
     ['mix / health', (f) => fmt(f.mixRps / f.healthRps, 3)],
+    ['health: box CPU ms/req, busy cores', (f) => `${fmt(f.healthBoxMsPerReq, 3)}, ${fmt(f.healthBoxCores, 2)}`],
+    ['health: daemon CPU ms/req, client %', (f) => `${fmt(f.healthDaemonMsPerReq, 3)}, ${fmt(f.healthClientCpuPct, 0)}`],
+    ['mix: box CPU ms/req, busy cores', (f) => `${fmt(f.mixBoxMsPerReq, 3)}, ${fmt(f.mixBoxCores, 2)}`],
+    // The most mix / health can be at these costs: the mix with every core of the box busy at
+    // what its requests cost the box, over health as measured (bound by whatever bound it).
+    ['mix / health the box allows', (f) => fmt((os.cpus().length * 1000) / f.mixBoxMsPerReq / f.healthRps, 3)],
     ['mix p50 / p99 / max ms (warm)', (f) => `${fmt(f.p50)} / ${fmt(f.p99)} / ${fmt(f.max, 0)}`],
     ['mix on new conn.: n / worst ms', (f) => `${f.fresh} / ${fmt(f.freshMax, 0)}`],
     ['mix daemon CPU ms/req', (f) => fmt(f.mixCpuMsPerReq, 2)],
