@@ -665,3 +665,35 @@ t.test('an unsorted page with nothing to test reads the rows up to the page, and
   t.equal(filtered.total, 2_500);
   t.equal(source.candidatesRead, 5_000);
 });
+
+t.test('a page read from a lookup\'s own order does not ask the source its size; an unforced walk does', async (t) => {
+  // As the jobs of a status: the lookup keeps its rows in the order of `eta`, and the source
+  // counts its rows as a collection does, from LMDB's statistics (a cost on every page).
+  const rows: Timed[] = Array.from({ length: 400 }, (_, i) => ({ id: i + 1, level: 1 + (i % 4), sku: null, eta: (i * 37) % 101, seq: i }));
+  let sizeReads = 0;
+  const byEta = (list: Timed[], descending: boolean) => [...list].sort((a, b) => (descending ? b.eta! - a.eta! : a.eta! - b.eta!) || a.seq - b.seq).map((r) => [r]);
+  const kept: ListSource<Timed> = {
+    lookup(field, values) {
+      if (field !== 'level') return undefined;
+      const hits = rows.filter((r) => values.includes(r.level));
+      return { [Symbol.iterator]: () => hits[Symbol.iterator](), toArray: () => hits, inOrderOf: (name: string, descending: boolean) => (name === 'eta' ? byEta(hits, descending) : undefined) };
+    },
+    countLookup: (field, values) => (field === 'level' ? rows.filter((r) => values.includes(r.level)).length : undefined),
+    scan: () => rows,
+    get size() {
+      sizeReads++;
+      return rows.length;
+    },
+    ordered: (field, descending) => (field === 'eta' ? byEta(rows, descending) : undefined),
+    rank: (row) => row.seq,
+  };
+  const p = { level__in: [2], sort_by: '-eta', size: 5, page: 2 };
+  const page = executeList(TIMED, kept, parseListQuery(TIMED, p, OPTIONS));
+  t.same(page.items.map((r) => r.id), timedReference(rows, p).ids);
+  t.equal(page.total, 100);
+  t.equal(sizeReads, 0, 'the lookup\'s own order is walked whatever the size');
+  // Without a lookup the engine weighs walking the source's order against a sort: that asks it.
+  const all = { eta__gte: 10, sort_by: 'eta', size: 5, page: 1 };
+  t.same(executeList(TIMED, kept, parseListQuery(TIMED, all, OPTIONS)).items.map((r) => r.id), timedReference(rows, all).ids);
+  t.ok(sizeReads > 0, 'an unforced walk reads the size');
+});

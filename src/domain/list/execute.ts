@@ -117,14 +117,18 @@ function orderedPage<T>(
   testCount: number, start: number, end: number, force: boolean, onlyCandidates: boolean,
 ): { items: T[]; total: number } | { rowsRead: boolean; rows?: readonly T[] } {
   const rest = query.sort.slice(1);
-  const size = source.size;
+  // The source's size is needed to judge whether walking pays, which a forced walk does not
+  // ask: a collection counts its records from LMDB's statistics, 9 % of the API thread in
+  // `GET /jobs?status__eq=…`, whose page comes from the status's own order (issue 22).
+  const size = force ? undefined : source.size;
   if (size === undefined && !force) return { rowsRead: false };
 
   // A search answered by the source's substring index dropped its test: the walk tests
   // membership in its matches instead, and their number is the total when nothing else
   // applies; they are never listed.
   const searched = found.searched;
-  let candidates = found.answered ? found.answered.count() : searched ? searched.size : size;
+  // A forced walk reads the source's size only where it is the total.
+  let candidates = found.answered ? found.answered.count() : searched ? searched.size : (size ?? (testCount === 0 ? source.size : undefined));
   let total = testCount === 0 ? candidates : undefined;
   let rowsRead = false;
   let rows: readonly T[] | undefined;
