@@ -1,6 +1,7 @@
 // Random sequences of SKU, box, load, swap and carrier-move operations against the real store:
 // after each step the SKU totals equal the sum of their loads, no two boxes on a carrier share
-// a section, every box is on a carrier, the inventory view has exactly one row per box and per
+// a section, every box is on a carrier and carries its level, the `empty` index holds exactly
+// the empty boxes, the inventory view has exactly one row per box and per
 // empty space, every row's eta and every eta-sorted list equal a brute-force computation, and a
 // refused operation changed nothing.
 import t from 'tap';
@@ -15,8 +16,8 @@ import { InventoryView, type InventoryRow } from '../src/domain/inventory/view.j
 import { LevelEta, laneEta } from '../src/domain/inventory/eta.js';
 import { executeList, parseListQuery } from '../src/domain/list/index.js';
 import { inventoryFields } from '../src/http/routes/inventory.js';
-import { boxes, carriers, INVENTORY_COLLECTIONS, skus, type BoxRecord } from '../src/domain/inventory/records.js';
-import { overlaps, sectionCount } from '../src/domain/inventory/section-code.js';
+import { boxes, carriers, emptyBoxesOf, INVENTORY_COLLECTIONS, skus, type BoxRecord } from '../src/domain/inventory/records.js';
+import { boxSizeKey, overlaps, sectionCount } from '../src/domain/inventory/section-code.js';
 import { buildSite, type Site, type SiteLevel } from '../src/domain/site/load.js';
 import { MEASUREMENT_UNITS, type SiteLayout } from '../src/domain/site/layout.js';
 import { smallSite } from './fixtures/small-site.js';
@@ -117,6 +118,12 @@ function broken(w: World): string[] {
       out.push(`row of box ${b.id} is stale`);
     }
   }
+  // Each box carries its carrier's level, and the `empty` index holds exactly the empty boxes.
+  const levelOf = new Map([...w.store.collection(carriers).scan()].map((c) => [c.id, c.level_id]));
+  for (const b of allBoxes) if (b.level_id !== (levelOf.get(b.carrier_id) ?? null)) out.push(`box ${b.id} says level ${b.level_id}, its carrier ${b.carrier_id} is on ${levelOf.get(b.carrier_id)}`);
+  const indexed = [...w.store.collection(boxes).keysWithin('empty', { low: '', high: '\uffff' })].sort((a, b) => Number(a) - Number(b));
+  const empty = allBoxes.filter((b) => b.load === null).map((b) => b.id).sort((a, b) => a - b);
+  if (JSON.stringify(indexed) !== JSON.stringify(empty)) out.push(`empty index holds ${indexed}, the empty boxes are ${empty}`);
   out.push(...etaProblems(w));
   return out;
 }
@@ -287,6 +294,26 @@ t.test('random operation sequences keep every invariant; refusals change nothing
     { numRuns: 60 },
   );
   t.ok(steps - refused > 200 && refused > 300, `${steps} steps, ${refused} refused`);
+});
+
+t.test('a carrier placed on another level takes its boxes\' level along, and a swap gives each box its new carrier\'s', async (t) => {
+  const layout = siteWithBuffer();
+  layout.levels.push({ ...layout.levels[0]!, id: 2, bots: [{ id: 2, start: { x: 0, y: 1 }, heading: 'E' }] });
+  layout.balconies.push({ id: 2, level_id: 2, ports: [{ x: 1, y: 0 }, { x: 2, y: 0 }] });
+  const w = await world(layout);
+  t.teardown(() => dispose(w));
+  const c = w.store.collection(boxes);
+  const emptyOn = (level: number) => [...c.keysWithin('empty', emptyBoxesOf(boxSizeKey(c.get(2)!.code32), level))];
+  t.same(emptyOn(1), [2], 'C1\'s empty box on level 1');
+  // C1 (boxes 1 and 2) set down on level 2, as a technician's hand placement can.
+  await w.store.write(() => w.inventory.placeCarrierInWrite('C1', 2, 3, 3));
+  t.same([c.get(1)?.level_id, c.get(2)?.level_id], [2, 2]);
+  t.same([emptyOn(1), emptyOn(2)], [[], [2]], 'its empty box is found on level 2 now');
+  t.equal(c.get(2)?.updated_at, 1_700_000_001_000, 'the box keeps its age');
+  // Box 4 (C4, level 1) and box 2 (C1, level 2) change places: each takes its new carrier's level.
+  await w.inventory.swapBoxes(4, 2);
+  t.same([c.get(4)?.carrier_id, c.get(4)?.level_id, c.get(2)?.carrier_id, c.get(2)?.level_id], ['C1', 2, 'C4', 1]);
+  t.same(broken(w), []);
 });
 
 t.test('a carrier leaving the front of a lane speeds up those behind it, and eta lists follow', async (t) => {

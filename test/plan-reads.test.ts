@@ -94,9 +94,9 @@ t.test('a putaway reads the empty boxes of the sizes its SKU allows, oldest firs
       for (let x = 1; x <= 6; x++) {
         const carrier = `K${x}${y}`;
         store.collection(carriers).put({ id: carrier, level_id: 1, x, y, updated_at: 0 });
-        store.collection(boxes).put({ id: ++id, carrier_id: carrier, code32: 0xff000000, load: { sku_id: 'A', item_count: 1, item_count_max: 4, updated_at: 0 }, updated_at: id } as never);
-        store.collection(boxes).put({ id: ++id, carrier_id: carrier, code32: 0x00ff0000, load: null, updated_at: id });
-        store.collection(boxes).put({ id: ++id, carrier_id: carrier, code32: 0x0000ffff, load: null, updated_at: id });
+        store.collection(boxes).put({ id: ++id, carrier_id: carrier, level_id: 1, code32: 0xff000000, load: { sku_id: 'A', item_count: 1, item_count_max: 4, updated_at: 0 }, updated_at: id } as never);
+        store.collection(boxes).put({ id: ++id, carrier_id: carrier, level_id: 1, code32: 0x00ff0000, load: null, updated_at: id });
+        store.collection(boxes).put({ id: ++id, carrier_id: carrier, level_id: 1, code32: 0x0000ffff, load: null, updated_at: id });
       }
     }
   });
@@ -109,6 +109,46 @@ t.test('a putaway reads the empty boxes of the sizes its SKU allows, oldest firs
   t.equal(plan.abort.failed, false, JSON.stringify(plan.abort.feedback));
   t.same(plan.placements, [{ box_id: 39, carrier_id: 'K12', sku_id: 'P', quantity: 4 }], 'the oldest empty half at the front of a lane: one carrier move');
   t.equal(decoded.n, 13, 'boxes decoded: the halves of the 12 deeper carriers and the first in front, not the 54 of the site');
+});
+
+t.test('a putaway on a site whose boxes have one age reads the level of least open work first, not the busier ones', async (t) => {
+  // The small site with a second level like the first, and a balcony on each. Every box has
+  // the same age, as a site's are when they are first written: an order of age alone is the
+  // order of ids, level 1's boxes first.
+  const layout = smallSite();
+  layout.levels.push({ ...layout.levels[0]!, id: 2, bots: [{ id: 2, start: { x: 0, y: 1 }, heading: 'E' }] });
+  layout.balconies.push({ id: 2, level_id: 2, ports: [{ x: 1, y: 0 }, { x: 2, y: 0 }] });
+  const dir = mkdtempSync(path.join(tmpdir(), 'wh-plan-reads-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const store = await Store.open({ dir }, ALL_COLLECTIONS as never, MIGRATIONS);
+  t.teardown(() => store.close());
+  const site = loadSite(writeSite(layout));
+  let id = 0;
+  let seq = 0;
+  await store.write(() => {
+    store.collection(skus).put({ id: 'P', name: 'Pallet wrap', measurement_unit: 'PIECE', on_empty_sku_action: 'DO_NOTHING', allowed_box_size_capacities: { '1/2': 10 }, balcony_ids: null, deleted_at: null, created_at: 0, updated_at: 0 } as never);
+    for (const level of [1, 2]) {
+      for (const y of [4, 3, 2]) {
+        for (let x = 1; x <= 6; x++) {
+          const carrier = `K${level}${x}${y}`;
+          store.collection(carriers).put({ id: carrier, level_id: level, x, y, updated_at: 0 });
+          store.collection(boxes).put({ id: ++id, carrier_id: carrier, level_id: level, code32: 0xff000000, load: { sku_id: 'A', item_count: 1, item_count_max: 4 }, updated_at: 0 });
+          store.collection(boxes).put({ id: ++id, carrier_id: carrier, level_id: level, code32: 0x00ff0000, load: null, updated_at: 0 });
+          store.collection(boxes).put({ id: ++id, carrier_id: carrier, level_id: level, code32: 0x0000ffff, load: null, updated_at: 0 });
+        }
+      }
+    }
+    // Level 1 is busier: five open jobs of carriers elsewhere.
+    for (let i = 0; i < 5; i++) store.collection(jobs).put(newJob({ id: `J-${++seq}`, request_id: 'R-other', type: 'RETRIEVING', entity_id: 'x', entity_index: -1, seq, now: seq }, { status: 'ACCEPTED', carrier_id: `Z${i}`, level_id: 1 }));
+  });
+  const decoded = countDecodes(t, store.collection(boxes));
+  let next = 10_000;
+  const plan = planRequest({
+    store, site, now: 1, externalPicking: false, botLevel: () => undefined, nextSeq: () => next++, openWork: (level) => store.collection(jobs).countBy('open', level),
+  }, 'R-new', { type: 'PUTAWAY', entities: [{ sku_id: 'P', quantity: 4 }] });
+  t.equal(plan.abort.failed, false, JSON.stringify(plan.abort.feedback));
+  t.same(plan.placements, [{ box_id: 93, carrier_id: 'K212', sku_id: 'P', quantity: 4 }], 'the first empty half at the front of a lane of level 2: one carrier move, on the quieter level');
+  t.equal(decoded.n, 13, 'boxes decoded: the halves of level 2\'s 12 deeper carriers and the first in front, none of level 1\'s 18');
 });
 
 t.test('a bot\'s request decodes only that bot\'s open jobs, however much open work the site has', async (t) => {

@@ -12,7 +12,7 @@ import { BATCH_BUDGET_MS, commitsOffLoop, OFF_LOOP_MS, ON_LOOP, paceAfterLoopCom
 import { things, type Thing } from './fixtures/things.js';
 import { holdLock } from './helpers/lmdb-lock.js';
 import { jobDetails, jobs, requests, type JobRecord } from '../src/domain/requests/records.js';
-import { boxes, emptyBoxesOfSize, type BoxRecord } from '../src/domain/inventory/records.js';
+import { boxes, carriers, emptyBoxesOf, type BoxRecord, type CarrierRecord } from '../src/domain/inventory/records.js';
 import { collectionSource, executeList, parseListQuery, type FieldTable } from '../src/domain/list/index.js';
 
 function tempDir(t: { teardown(fn: () => void): void }): string {
@@ -434,25 +434,51 @@ t.test('migration 5 indexes the open jobs of a version 4 store by carrier and by
   t.same(c.keysBy('coming_to', '1:4:3'), ['a'], 'only the running job sets its carrier down on (4, 3)');
 });
 
-t.test('migration 9 indexes the empty boxes of a version 8 store by size, oldest first', async (t) => {
+t.test('migrations 9 and 11 index the empty boxes of a version 8 store by size and level, oldest first', async (t) => {
   const dir = tempDir(t);
   const withoutEmpty = { ...boxes, indexes: boxes.indexes!.filter((i) => i.name !== 'empty') };
-  const v8 = await Store.open({ dir }, [withoutEmpty], MIGRATIONS.slice(0, 8));
+  const v8 = await Store.open({ dir }, [withoutEmpty, carriers], MIGRATIONS.slice(0, 8));
   const load = { sku_id: 'S1', item_count: 1, item_count_max: 4, updated_at: 0 };
   await v8.write(() => {
-    // Halves (16 of 32 sections), a quarter, and a half that holds items.
-    v8.collection(withoutEmpty).put({ id: 1, carrier_id: 'C1', code32: 0x0000ffff, load: null, updated_at: 30 } as BoxRecord);
-    v8.collection(withoutEmpty).put({ id: 2, carrier_id: 'C1', code32: 0x00ff0000, load: null, updated_at: 5 } as BoxRecord);
-    v8.collection(withoutEmpty).put({ id: 3, carrier_id: 'C2', code32: 0xffff0000, load: null, updated_at: 10 } as BoxRecord);
-    v8.collection(withoutEmpty).put({ id: 4, carrier_id: 'C3', code32: 0x0000ffff, load, updated_at: 1 } as BoxRecord);
+    for (const [id, level, x] of [['C1', 1, 1], ['C2', 1, 2], ['C3', 2, 1]] as const) v8.collection(carriers).put({ id, level_id: level, x, y: 0, updated_at: 0 } as CarrierRecord);
+    // Halves (16 of 32 sections), a quarter, and a half that holds items; boxes of that time had no level.
+    v8.collection(withoutEmpty).put({ id: 1, carrier_id: 'C1', code32: 0x0000ffff, load: null, updated_at: 30 } as unknown as BoxRecord);
+    v8.collection(withoutEmpty).put({ id: 2, carrier_id: 'C1', code32: 0x00ff0000, load: null, updated_at: 5 } as unknown as BoxRecord);
+    v8.collection(withoutEmpty).put({ id: 3, carrier_id: 'C2', code32: 0xffff0000, load: null, updated_at: 10 } as unknown as BoxRecord);
+    v8.collection(withoutEmpty).put({ id: 4, carrier_id: 'C3', code32: 0x0000ffff, load, updated_at: 1 } as unknown as BoxRecord);
   });
   await v8.close();
-  const store = await Store.open({ dir }, [boxes], MIGRATIONS);
+  const store = await Store.open({ dir }, [boxes, carriers], MIGRATIONS);
   t.teardown(() => store.close());
   const c = store.collection(boxes);
-  t.same([...c.keysWithin('empty', emptyBoxesOfSize('1/2'))], [3, 1], 'the empty halves, oldest first; not the loaded one');
-  t.same([...c.keysWithin('empty', emptyBoxesOfSize('1/4'))], [2]);
-  t.same([...c.keysWithin('empty', emptyBoxesOfSize('1'))], [], 'a size that is a prefix of another finds nothing of it');
+  t.same([...c.keysWithin('empty', emptyBoxesOf('1/2', 1))], [3, 1], 'the empty halves, oldest first; not the loaded one');
+  t.same([...c.keysWithin('empty', emptyBoxesOf('1/4', 1))], [2]);
+  t.same([...c.keysWithin('empty', emptyBoxesOf('1/2', 2))], [], 'the loaded half of level 2 is not empty');
+  t.same([...c.keysWithin('empty', emptyBoxesOf('1', 1))], [], 'a size that is a prefix of another finds nothing of it');
+});
+
+t.test('migration 11 gives the boxes of a version 10 store their carrier\'s level and indexes the empty ones by it, no entry of the old index left', async (t) => {
+  const dir = tempDir(t);
+  // The `empty` index as version 10 kept it: size, then age.
+  const asV10 = { ...boxes, indexes: boxes.indexes!.map((i) => (i.name === 'empty' ? { name: 'empty', of: (b: BoxRecord) => (b.load === null ? `${b.code32 === 0xffff0000 || b.code32 === 0x0000ffff ? '1/2' : '1/4'} ${String(b.updated_at).padStart(16, '0')}` : undefined) } : i)) };
+  const v10 = await Store.open({ dir }, [asV10, carriers], MIGRATIONS.slice(0, 10));
+  await v10.write(() => {
+    for (const [id, level] of [['C1', 1], ['C2', 2], ['C3', 3]] as const) v10.collection(carriers).put({ id, level_id: level, x: 0, y: 0, updated_at: 0 } as CarrierRecord);
+    v10.collection(asV10).put({ id: 1, carrier_id: 'C1', code32: 0x0000ffff, load: null, updated_at: 30 } as unknown as BoxRecord);
+    v10.collection(asV10).put({ id: 2, carrier_id: 'C2', code32: 0xffff0000, load: null, updated_at: 10 } as unknown as BoxRecord);
+    v10.collection(asV10).put({ id: 3, carrier_id: 'C3', code32: 0x0000ffff, load: null, updated_at: 20 } as unknown as BoxRecord);
+    v10.collection(asV10).put({ id: 4, carrier_id: 'GONE', code32: 0x0000ffff, load: null, updated_at: 40 } as unknown as BoxRecord);
+  });
+  t.same([...v10.collection(asV10).keysWithin('empty', { low: '', high: '\uffff' })], [2, 3, 1, 4], 'version 10 held the four by size and age');
+  await v10.close();
+  const store = await Store.open({ dir }, [boxes, carriers], MIGRATIONS);
+  t.teardown(() => store.close());
+  t.equal(store.schemaVersion(), 11);
+  const c = store.collection(boxes);
+  t.same([1, 2, 3, 4].map((id) => c.get(id)?.level_id), [1, 2, 3, null], 'each box has its carrier\'s level; one whose carrier is gone has none');
+  t.same([1, 2, 3].map((level) => [...c.keysWithin('empty', emptyBoxesOf('1/2', level))]), [[1], [2], [3]]);
+  t.same([...c.keysWithin('empty', { low: '', high: '\uffff' })], [1, 2, 3], 'no entry of the old index is left, and the box without a level has none');
+  t.equal(c.get(1)?.updated_at, 30, 'a box keeps its age');
 });
 
 t.test('migration 10 indexes the open jobs of a version 9 store by bot', async (t) => {
@@ -467,7 +493,7 @@ t.test('migration 10 indexes the open jobs of a version 9 store by bot', async (
   await v9.close();
   const store = await Store.open({ dir }, [jobs], MIGRATIONS);
   t.teardown(() => store.close());
-  t.equal(store.schemaVersion(), 10);
+  t.equal(store.schemaVersion(), 11);
   t.same(store.collection(jobs).keysBy('open_bot', 3), ['a'], 'the open one, not the ended one nor a job of no bot');
 });
 

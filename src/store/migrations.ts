@@ -107,4 +107,19 @@ export const MIGRATIONS: readonly Migration[] = [
       for (const c of store.registered()) if (c.def.name === 'jobs') c.rebuildIndexes();
     },
   },
+  {
+    version: 11,
+    description: 'boxes carry their carrier\'s level, and empty boxes are indexed by size and level (a putaway on a site whose boxes had one age read the boxes of the busier levels first)',
+    up: (store) => {
+      const boxes = store.registered().find((c) => c.def.name === 'boxes') as Collection<Bag> | undefined;
+      if (!boxes) return;
+      const carriers = store.registered().find((c) => c.def.name === 'carriers') as Collection<Bag> | undefined;
+      for (const box of [...boxes.scan()]) {
+        const level = carriers?.get(String(box['carrier_id']))?.['level_id'];
+        boxes.put({ ...box, level_id: typeof level === 'number' ? level : null });
+      }
+      // The entries of the index as it was (size and age) are not the index's values now: a put cannot remove them.
+      boxes.rebuildIndexes();
+    },
+  },
 ];

@@ -152,9 +152,10 @@ export class Inventory {
   async createBox(carrierId: string, code: SectionCodeInput): Promise<BoxRecord> {
     const code32 = parseSectionCode(code);
     const box = await this.store.write(() => {
-      if (!this.store.collection(carriers).has(carrierId)) throw new NotFoundError(`carrier ${carrierId} does not exist`);
+      const carrier = this.store.collection(carriers).get(carrierId);
+      if (!carrier) throw new NotFoundError(`carrier ${carrierId} does not exist`);
       this.checkFree(carrierId, code32, new Set());
-      const record: BoxRecord = { id: this.store.nextId('box'), carrier_id: carrierId, code32, load: null, updated_at: this.deps.now() };
+      const record: BoxRecord = { id: this.store.nextId('box'), carrier_id: carrierId, level_id: carrier.level_id, code32, load: null, updated_at: this.deps.now() };
       this.store.collection(boxes).put(record);
       return record;
     });
@@ -187,8 +188,8 @@ export class Inventory {
       const source = this.box(sourceId);
       const target = this.box(targetId);
       const now = this.deps.now();
-      const a = { ...source, carrier_id: target.carrier_id, code32: target.code32, updated_at: now };
-      const b = { ...target, carrier_id: source.carrier_id, code32: source.code32, updated_at: now };
+      const a = { ...source, carrier_id: target.carrier_id, level_id: target.level_id, code32: target.code32, updated_at: now };
+      const b = { ...target, carrier_id: source.carrier_id, level_id: source.level_id, code32: source.code32, updated_at: now };
       // The sections each carrier has taken stay the same set, so no overlap can appear.
       for (const [before, after] of [[source, a], [target, b]] as const) {
         if (after.load) checkCapacity(this.liveSku(after.load.sku_id), after.code32, after.load, ['path', after.id === sourceId ? 'source_box_id' : 'target_box_id'], after.id);
@@ -363,6 +364,10 @@ export class Inventory {
     const next: CarrierRecord = { id: carrierId, level_id: levelId, x, y, updated_at: this.deps.now() };
     if (current && current.level_id === levelId && current.x === x && current.y === y) return current;
     this.store.collection(carriers).put(next);
+    // Its boxes keep its level (the `empty` index reads them by level); their age stays.
+    if (current && current.level_id !== levelId) {
+      for (const box of [...this.store.collection(boxes).findBy('carrier_id', carrierId)]) this.store.collection(boxes).put({ ...box, level_id: levelId });
+    }
     return next;
   }
 
@@ -390,7 +395,7 @@ export class Inventory {
         // The layout validator refuses overlaps too; this keeps a layout built around it out of the store.
         const taken = new Map<number, number>();
         for (const b of c.boxes ?? []) {
-          const box: BoxRecord = { id: b.id, carrier_id: c.id, code32: parseSectionCode(b.section_code), load: b.load ?? null, updated_at: now };
+          const box: BoxRecord = { id: b.id, carrier_id: c.id, level_id: c.level_id, code32: parseSectionCode(b.section_code), load: b.load ?? null, updated_at: now };
           const clashes = [...taken].filter(([, code]) => overlaps(code, box.code32)).map(([id]) => id);
           if (clashes.length > 0) throw new ConflictError(`site layout: box ${b.id} overlaps box(es) ${clashes.join(', ')} on carrier ${c.id}`);
           taken.set(b.id, box.code32);

@@ -61,6 +61,12 @@ export interface LoadRecord {
 export interface BoxRecord {
   id: number;
   carrier_id: string;
+  /**
+   * Its carrier's level, kept with the box (and rewritten when the carrier changes level) so
+   * the `empty` index can give a level's empty boxes alone; null for a box whose carrier the
+   * store does not have (migration 11 found such).
+   */
+  level_id: number | null;
   /** Canonical 32-bit section code. */
   code32: number;
   load: LoadRecord | null;
@@ -85,20 +91,21 @@ export const boxes: CollectionDef<BoxRecord> = {
   indexes: [
     { name: 'carrier_id', of: (b) => b.carrier_id },
     { name: 'sku_id', of: (b) => b.load?.sku_id },
-    // A replenishment or putaway reads the empty boxes of the sizes its SKU allows, oldest first
-    // (the plan's order), and only as many as it needs: not every box of the site.
-    { name: 'empty', of: (b) => (b.load === null ? emptyBoxKey(boxSizeKey(b.code32), b.updated_at) : undefined) },
+    // A replenishment or putaway reads the empty boxes of the sizes its SKU allows, level by
+    // level in the order of their open work, oldest first (the plan's order), and only as many
+    // as it needs: not every box of the site, nor those of the busier levels first.
+    { name: 'empty', of: (b) => (b.load === null && typeof b.level_id === 'number' ? emptyBoxKey(boxSizeKey(b.code32), b.level_id, b.updated_at) : undefined) },
   ],
 };
 
-/** The `empty` index's value of an empty box: its size, then when it last changed (ordered as text). */
-export function emptyBoxKey(size: string, updatedAt: number): string {
-  return `${size} ${String(updatedAt).padStart(16, '0')}`;
+/** The `empty` index's value of an empty box: its size, its level, then when it last changed (ordered as text). */
+export function emptyBoxKey(size: string, levelId: number, updatedAt: number): string {
+  return `${size} ${levelId} ${String(updatedAt).padStart(16, '0')}`;
 }
 
-/** The `empty` index's values of the empty boxes of one size, first and last. */
-export function emptyBoxesOfSize(size: string): { low: string; high: string } {
-  return { low: emptyBoxKey(size, 0), high: emptyBoxKey(size, Number.MAX_SAFE_INTEGER) };
+/** The `empty` index's values of the empty boxes of one size on one level, first and last. */
+export function emptyBoxesOf(size: string, levelId: number): { low: string; high: string } {
+  return { low: emptyBoxKey(size, levelId, 0), high: emptyBoxKey(size, levelId, Number.MAX_SAFE_INTEGER) };
 }
 
 /** The key of a grid cell: where a carrier stands. */

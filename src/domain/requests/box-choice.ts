@@ -5,11 +5,14 @@
  *
  * Judging a box (reading its carrier, whether other work holds it, what stands in front of it
  * in its lane) is what costs, and a putaway on a site of 100,000 spaces judged every empty box
- * there (issue 22). So the boxes come oldest first, and judging stops once the quantity is
- * covered by boxes on carriers the plan brings already (no move) and boxes that need one move
- * on a level of the least work: a later box needs a move at least, stands on a level of no
- * less work, and is younger, so it cannot come before any of them. The choice is the same as
- * judging every box.
+ * there (issue 22). So the boxes come in the plan's order as far as it is known before
+ * judging: oldest first, or level by level from the least open work and oldest first within
+ * equal work (a putaway's and a replenishment's: on a site whose boxes have one age, as
+ * seeded, age alone put the boxes of the busier levels first). Judging stops once the quantity
+ * is covered by boxes on carriers the plan brings already (no move) and boxes that need one
+ * move on a level of the least work: a later box needs a move at least, stands on a level of
+ * no less work, and on one of equal work is younger, so it cannot come before any of them. The
+ * choice is the same as judging every box.
  */
 
 /** A box with what it can give (items to pick, room to fill). */
@@ -28,8 +31,9 @@ export type Judged<B, W extends Weighed> = Offer<B> & W & { moves: number; order
 /**
  * The judged boxes, best first, and what all of them can give. Every offer was judged when
  * `available` is under `quantity`; otherwise `best` holds every box that can come first.
- * `brought` are the offers on carriers the plan brings already, `rest` the others, each oldest
- * first (then by id); `rest` is read only as far as needed. Judging has two steps: `weigh`
+ * `brought` are the offers on carriers the plan brings already, oldest first (then by id),
+ * `rest` the others, oldest first or by their level's work and then oldest first (see above);
+ * `rest` is read only as far as needed. Judging has two steps: `weigh`
  * reads where the box stands (undefined: it cannot be used), `moves` counts the carrier moves
  * it needs (undefined: other work holds it), which is what costs: a box on a level of more
  * than `leastWork()` (the least open work of the levels a box may stand on, asked once a box

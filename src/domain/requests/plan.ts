@@ -8,7 +8,7 @@
  * and balconies work), then the oldest stock (the box whose load changed longest ago).
  */
 import type { Store } from '../../store/store.js';
-import { boxes, carriers, emptyBoxesOfSize, positionKey, skus, type BoxRecord, type CarrierRecord, type SkuRecord } from '../inventory/records.js';
+import { boxes, carriers, emptyBoxesOf, positionKey, skus, type BoxRecord, type CarrierRecord, type SkuRecord } from '../inventory/records.js';
 import { boxSizeKey } from '../inventory/section-code.js';
 import { carriersInFront } from '../inventory/lane.js';
 import { carriersComingInFront } from './lanes.js';
@@ -142,12 +142,15 @@ class PlanBuilder {
         const cap = sku.allowed_box_size_capacities?.[boxSizeKey(box.code32)];
         return cap === undefined ? 0 : cap - used;
       };
-      // Its own boxes with room, and the empty boxes of the sizes it allows: no other box has room for it.
+      // Its own boxes with room, and the empty boxes of the sizes it allows: no other box has
+      // room for it. Level by level, the least open work first: on a site whose boxes have one
+      // age (as seeded), an order of age alone passed every box of the busier levels first.
       const sizes = Object.keys(sku.allowed_box_size_capacities ?? {});
-      const sources = sizes.map((size) => this.emptyBoxes(size));
-      if (!emptyOnly) sources.push(byAge([...this.ctx.store.collection(boxes).findBy('sku_id', sku.id)]));
+      const own = emptyOnly ? [] : byAge([...this.ctx.store.collection(boxes).findBy('sku_id', sku.id)]);
+      const work = this.workOn(this.levelsOf(balconies));
+      const pool = byLevelWork(work, (level) => [...sizes.map((size) => this.emptyBoxes(size, level)), own.filter((box) => box.level_id === level)]);
       const member = (box: BoxRecord) => (box.load ? !emptyOnly && box.load.sku_id === sku.id : sizes.includes(boxSizeKey(box.code32)));
-      const { best, available } = this.choose(oldestFirst(sources), member, room, e.quantity, balconies);
+      const { best, available } = this.choose(pool, member, room, e.quantity, balconies, work);
       if (available < e.quantity) {
         this.plan.abort.add('Sku', sku.id, balconies.length === 0 ? ABORT.noBalcony : ABORT.insufficientRoom, `asked ${e.quantity}, room for ${available}`);
         return;
@@ -325,15 +328,13 @@ class PlanBuilder {
   /**
    * The boxes to take `quantity` from, best first, and what the usable ones give (`chooseBoxes`).
    * `pool` holds the boxes the entity may use (`member` says whether a box is one of them),
-   * oldest first; `free` is what a box can give it. A box counts when its carrier is on a level
-   * of an allowed balcony and no other open request holds it.
+   * oldest first, or, when the caller gives each level's open work (`known`, from `workOn`),
+   * by that work first and oldest first within equal work; `free` is what a box can give it. A
+   * box counts when its carrier is on a level of an allowed balcony and no other open request
+   * holds it.
    */
-  private choose(pool: Iterable<BoxRecord>, member: (box: BoxRecord) => boolean, free: (box: BoxRecord) => number, quantity: number, balconies: number[]) {
-    const levels = new Set<number>();
-    for (const id of balconies) {
-      const level = this.balconyLevel(id);
-      if (level !== undefined) levels.add(level);
-    }
+  private choose(pool: Iterable<BoxRecord>, member: (box: BoxRecord) => boolean, free: (box: BoxRecord) => number, quantity: number, balconies: number[], known?: Map<number, number>) {
+    const levels = this.levelsOf(balconies);
     // No allowed balcony on any level: no box can be used, and none need be read.
     if (levels.size === 0) return { best: [], available: 0 };
     const offer = (box: BoxRecord): Offer<BoxRecord> | undefined => {
@@ -359,11 +360,11 @@ class PlanBuilder {
     // Counting the levels' open work reads their indexes: only once a box is usable. Until then
     // a box whose carrier other work holds is passed over here (most requests refused under
     // load get no further); after, that is asked only of the boxes judged (`moves`).
-    let work: Map<number, number> | undefined;
+    let work = known;
     const weigh = (box: BoxRecord) => {
       const carrier = this.carrier(box.carrier_id);
       if (!carrier || !levels.has(carrier.level_id) || (!work && this.carrierBusy(carrier.id))) return undefined;
-      work ??= new Map([...levels].map((level) => [level, this.ctx.openWork(level) + this.plan.jobs.filter((j) => j.level_id === level).length]));
+      work ??= this.workOn(levels);
       return { carrier, work: work.get(carrier.level_id)! };
     };
     const moves = (_box: BoxRecord, { carrier }: { carrier: CarrierRecord }) => {
@@ -373,10 +374,25 @@ class PlanBuilder {
     return chooseBoxes(brought, rest(), quantity, () => Math.min(...work!.values()), weigh, moves);
   }
 
-  /** The empty boxes of one size, oldest first (then by id), read as they are taken. */
-  private *emptyBoxes(size: string): Iterable<BoxRecord> {
+  /** The levels of the balconies `balconies` (those the site has). */
+  private levelsOf(balconies: number[]): Set<number> {
+    const levels = new Set<number>();
+    for (const id of balconies) {
+      const level = this.balconyLevel(id);
+      if (level !== undefined) levels.add(level);
+    }
+    return levels;
+  }
+
+  /** Each level's open work: its open jobs, and those this plan has made on it so far. */
+  private workOn(levels: Set<number>): Map<number, number> {
+    return new Map([...levels].map((level) => [level, this.ctx.openWork(level) + this.plan.jobs.filter((j) => j.level_id === level).length]));
+  }
+
+  /** The empty boxes of one size on one level, oldest first (then by id), read as they are taken. */
+  private *emptyBoxes(size: string, levelId: number): Iterable<BoxRecord> {
     const c = this.ctx.store.collection(boxes);
-    for (const key of c.keysWithin('empty', emptyBoxesOfSize(size))) {
+    for (const key of c.keysWithin('empty', emptyBoxesOf(size, levelId))) {
       const box = c.get(key);
       if (box) yield box;
     }
@@ -516,4 +532,15 @@ class PlanBuilder {
 /** Boxes oldest first. */
 function byAge(list: BoxRecord[]): BoxRecord[] {
   return list.sort(olderFirst);
+}
+
+/**
+ * The boxes `sourcesOf(level)` give (each source oldest first), level by level from the least
+ * open work in `work`, the levels of equal work together oldest first: the plan's order as far
+ * as it goes before the carrier moves are counted. Read as taken.
+ */
+function* byLevelWork(work: Map<number, number>, sourcesOf: (level: number) => Iterable<BoxRecord>[]): Iterable<BoxRecord> {
+  for (const load of [...new Set(work.values())].sort((a, b) => a - b)) {
+    yield* oldestFirst([...work].filter(([, w]) => w === load).flatMap(([level]) => sourcesOf(level)));
+  }
 }
