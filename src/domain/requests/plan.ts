@@ -357,9 +357,10 @@ class PlanBuilder {
         if (o) yield o;
       }
     }
-    // Counting the levels' open work reads their indexes: only once a box is usable. Until then
-    // a box whose carrier other work holds is passed over here (most requests refused under
-    // load get no further); after, that is asked only of the boxes judged (`moves`).
+    // Counting the levels' open work reads their indexes: only once a box is usable, unless the
+    // caller counted it to order its pool. Until then a box whose carrier other work holds is
+    // passed over here (most fulfillments refused under load get no further); after, that is
+    // asked only of the boxes judged (`moves`).
     let work = known;
     const weigh = (box: BoxRecord) => {
       const carrier = this.carrier(box.carrier_id);
