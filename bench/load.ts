@@ -1,4 +1,4 @@
-// npm run bench:load [-- --client undici|https --skus 10000 --clients 200 --duration 30 --kind-seconds 3 --long 0
+// npm run bench:load [-- --client undici|https --skus 10000 --jobs 0 --clients 200 --duration 30 --kind-seconds 3 --long 0
 //                        --links on --seed 1 --no-build --kinds-only --mix post_sku,sku_search
 //                        --node-flags="--cpu-prof --cpu-prof-dir=/tmp/p"
 //                        --node-flags=--trace-gc --daemon-out /tmp/gc.txt --disk-stall 300/2]
@@ -9,7 +9,9 @@
 //
 // Phases, in order:
 //   seed     the daemon starts once (seeding the demo site), stops; SKUs are added straight into
-//            its LMDB store up to --skus (one transaction); it starts again.
+//            its LMDB store up to --skus (one transaction), and with --jobs N a history of ended
+//            requests of three jobs each, up to N jobs, made over the last 30 days (Idempotency-
+//            Keys included), as a site that has worked for a while has them; it starts again.
 //   cold     --clients new connections open at once and each starts the mix: the worst wait
 //            from opening a connection to its first answer (TLS handshake included).
 //   health   --clients connections on GET /api/v2/health for --duration seconds: the baseline.
@@ -52,6 +54,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values: args } = parseArgs({
   options: {
     skus: { type: 'string', default: '10000' },
+    jobs: { type: 'string', default: '0' },
     clients: { type: 'string', default: '200' },
     duration: { type: 'string', default: '30' },
     'kind-seconds': { type: 'string', default: '3' },
@@ -74,6 +77,7 @@ const { values: args } = parseArgs({
   },
 });
 const SKUS = Number(args.skus);
+const JOBS = Number(args.jobs);
 const CLIENTS = Number(args.clients);
 const DURATION = Number(args.duration) * 1000;
 const KIND_MS = Number(args['kind-seconds']) * 1000;
@@ -158,6 +162,59 @@ async function seedSkus(total: number): Promise<void> {
   });
   console.log(`seeded ${Math.max(0, total - have)} SKUs (${store.collection(skus).count()} in all)`);
   await store.close();
+}
+
+/**
+ * Adds a history of ended FULFILLMENT requests straight into the stopped daemon's store: each
+ * with an Idempotency-Key and three SUCCEEDED jobs (retrieve, pick, store) of a demo SKU and
+ * one of the site's carriers, made at instants spread over the last 30 days (time-ordered ids of those instants),
+ * until the store holds `total` jobs. The flat cost of a request as jobs grow tenfold (issue
+ * 22) is measured against it: `--jobs 10000` against `--jobs 100000`.
+ */
+async function seedJobs(total: number): Promise<void> {
+  const { Store } = await import('../src/store/store.js');
+  const { MIGRATIONS } = await import('../src/store/migrations.js');
+  const { jobs, newJob, requests } = await import('../src/domain/requests/records.js');
+  const { carriers } = await import('../src/domain/inventory/records.js');
+  const { v7 } = await import('uuid');
+  const store = await Store.open({ dir: path.join(stateDir, 'db') }, [requests as never, jobs as never, carriers as never], MIGRATIONS);
+  const random = seededRandom(SEED + 7);
+  const demoCarriers = [...store.collection(carriers).scan()];
+  const have = store.collection(jobs).count();
+  const made = Math.max(0, Math.ceil((total - have) / 3));
+  const now = Date.now();
+  const span = 30 * 24 * 3600_000;
+  for (let done = 0; done < made;) {
+    // Commits of 20,000 requests: one transaction of them all held 2 GB of dirty pages.
+    await store.write(() => {
+      for (const end = Math.min(made, done + 20_000); done < end; done++) {
+        const at = now - span + Math.floor((span * done) / made);
+        const sku = `SKU-${String(1 + Math.floor(random() * 400)).padStart(5, '0')}`;
+        const { id: carrier, level_id: level } = demoCarriers[Math.floor(random() * demoCarriers.length)]!;
+        const requestId = v7({ msecs: at });
+        store.collection(requests).put({
+          id: requestId, type: 'FULFILLMENT', status: 'SUCCEEDED', priority: 0, counter: store.nextId('request'), level_id: level, bot_id: null, placing_pos: null,
+          entities: [{ id: `${requestId}:0`, entity_id: sku, entity_type: 'Sku', job_type: 'PICKING', sku_id: sku, balcony_ids: [1], total_quantity: 1, completed_quantity: 1, succeeded_quantity: 1, cancelled_quantity: 0 }],
+          warnings: [], cancel_requested: false, idempotency_key: `api_key:1:${randomKey(random)}`, abort_feedback: null, placements: null, created_at: at, updated_at: at + 60_000,
+        });
+        const job = (type: 'RETRIEVING' | 'PICKING' | 'STORING', k: number, parents: string[]) => newJob(
+          { id: v7({ msecs: at }), request_id: requestId, type, entity_id: type === 'PICKING' ? sku : carrier, entity_index: type === 'PICKING' ? 0 : -1, seq: store.nextId('job'), now: at },
+          { status: 'SUCCEEDED', carrier_id: carrier, level_id: level, balcony_id: 1, balcony_ids: [1], parent_job_ids: parents, updated_at: at + 20_000 * k, ...(type === 'PICKING' ? { sku_id: sku, quantity: 1, measurement_unit: 'PIECE' as const, is_selectable: true } : {}) },
+        );
+        const retrieve = job('RETRIEVING', 1, []);
+        const pick = job('PICKING', 2, [retrieve.id]);
+        for (const j of [retrieve, pick, job('STORING', 3, [pick.id])]) store.collection(jobs).put(j);
+      }
+    });
+  }
+  console.log(`seeded ${made} ended requests of 3 jobs (${store.collection(jobs).count()} jobs in all)`);
+  await store.close();
+}
+
+/** An Idempotency-Key as integrations send them: a random UUID's text, from the seeded generator. */
+function randomKey(random: () => number): string {
+  const hex = Array.from({ length: 32 }, () => Math.floor(random() * 16).toString(16)).join('');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 /**
@@ -482,6 +539,7 @@ if (!args['no-build']) {
 let daemon = await startDaemon();
 await stopDaemon(daemon);
 await seedSkus(SKUS);
+if (JOBS > 0) await seedJobs(JOBS);
 const t0 = performance.now();
 daemon = await startDaemon(args['node-flags']?.split(/\s+/).filter(Boolean));
 console.log(`daemon pid ${daemon.child.pid} listening on ${daemon.port} after ${((performance.now() - t0) / 1000).toFixed(1)} s; RSS ${rssMiB(daemon.child.pid!).toFixed(0)} MiB`);
