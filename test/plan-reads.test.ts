@@ -83,31 +83,47 @@ t.test('a plan decodes only the jobs that concern its carriers, however much ope
   t.equal(decoded.n, 0, 'found out without decoding a job');
 });
 
-t.test('a putaway reads the empty boxes of the sizes its SKU allows, oldest first, only until the choice is settled', async (t) => {
-  const { site, store } = await smallSiteStore(t);
-  // A carrier on each of the 18 spaces (lanes x = 1..6 from y = 2, the front, to y = 4), deepest
-  // first: each with a loaded quarter, an empty quarter and an empty half, older the deeper.
-  let id = 0;
-  await store.write(() => {
-    store.collection(skus).put({ id: 'P', name: 'Pallet wrap', measurement_unit: 'PIECE', on_empty_sku_action: 'DO_NOTHING', allowed_box_size_capacities: { '1/2': 10 }, balcony_ids: null, deleted_at: null, created_at: 0, updated_at: 0 } as never);
-    for (const y of [4, 3, 2]) {
-      for (let x = 1; x <= 6; x++) {
-        const carrier = `K${x}${y}`;
-        store.collection(carriers).put({ id: carrier, level_id: 1, x, y, updated_at: 0 });
-        store.collection(boxes).put({ id: ++id, carrier_id: carrier, level_id: 1, code32: 0xff000000, load: { sku_id: 'A', item_count: 1, item_count_max: 4, updated_at: 0 }, updated_at: id } as never);
-        store.collection(boxes).put({ id: ++id, carrier_id: carrier, level_id: 1, code32: 0x00ff0000, load: null, updated_at: id });
-        store.collection(boxes).put({ id: ++id, carrier_id: carrier, level_id: 1, code32: 0x0000ffff, load: null, updated_at: id });
+/** An SKU that fits into empty halves only. */
+const WRAP = { id: 'P', name: 'Pallet wrap', measurement_unit: 'PIECE', on_empty_sku_action: 'DO_NOTHING', allowed_box_size_capacities: { '1/2': 10 }, balcony_ids: null, deleted_at: null, created_at: 0, updated_at: 0 } as never;
+
+/**
+ * A carrier `K<level><x><y>` on each of the 18 spaces of a level (lanes x = 1..6 from y = 2, the
+ * front, to y = 4), deepest first, each with a loaded quarter, an empty quarter and an empty
+ * half. Box ids go on from `id`; `age` gives each box its updated_at from its id. Call inside a
+ * write; returns the last id.
+ */
+function fillLanes(store: Store, level: number, id: number, age: (id: number) => number): number {
+  for (const y of [4, 3, 2]) {
+    for (let x = 1; x <= 6; x++) {
+      const carrier = `K${level}${x}${y}`;
+      store.collection(carriers).put({ id: carrier, level_id: level, x, y, updated_at: 0 });
+      for (const [code32, load] of [[0xff000000, { sku_id: 'A', item_count: 1, item_count_max: 4 }], [0x00ff0000, null], [0x0000ffff, null]] as const) {
+        store.collection(boxes).put({ id: ++id, carrier_id: carrier, level_id: level, code32, load, updated_at: age(id) });
       }
     }
-  });
-  const c = store.collection(boxes);
-  const decoded = countDecodes(t, c);
+  }
+  return id;
+}
+
+/** A putaway of 4 of `WRAP`, planned against the store as `POST /requests` plans it. */
+function planPutaway(store: Store, site: ReturnType<typeof loadSite>) {
   let next = 10_000;
-  const plan = planRequest({
+  return planRequest({
     store, site, now: 1, externalPicking: false, botLevel: () => undefined, nextSeq: () => next++, openWork: (level) => store.collection(jobs).countBy('open', level),
   }, 'R-new', { type: 'PUTAWAY', entities: [{ sku_id: 'P', quantity: 4 }] });
+}
+
+t.test('a putaway reads the empty boxes of the sizes its SKU allows, oldest first, only until the choice is settled', async (t) => {
+  const { site, store } = await smallSiteStore(t);
+  // Older the deeper.
+  await store.write(() => {
+    store.collection(skus).put(WRAP);
+    fillLanes(store, 1, 0, (id) => id);
+  });
+  const decoded = countDecodes(t, store.collection(boxes));
+  const plan = planPutaway(store, site);
   t.equal(plan.abort.failed, false, JSON.stringify(plan.abort.feedback));
-  t.same(plan.placements, [{ box_id: 39, carrier_id: 'K12', sku_id: 'P', quantity: 4 }], 'the oldest empty half at the front of a lane: one carrier move');
+  t.same(plan.placements, [{ box_id: 39, carrier_id: 'K112', sku_id: 'P', quantity: 4 }], 'the oldest empty half at the front of a lane: one carrier move');
   t.equal(decoded.n, 13, 'boxes decoded: the halves of the 12 deeper carriers and the first in front, not the 54 of the site');
 });
 
@@ -123,29 +139,15 @@ t.test('a putaway on a site whose boxes have one age reads the level of least op
   const store = await Store.open({ dir }, ALL_COLLECTIONS as never, MIGRATIONS);
   t.teardown(() => store.close());
   const site = loadSite(writeSite(layout));
-  let id = 0;
   let seq = 0;
   await store.write(() => {
-    store.collection(skus).put({ id: 'P', name: 'Pallet wrap', measurement_unit: 'PIECE', on_empty_sku_action: 'DO_NOTHING', allowed_box_size_capacities: { '1/2': 10 }, balcony_ids: null, deleted_at: null, created_at: 0, updated_at: 0 } as never);
-    for (const level of [1, 2]) {
-      for (const y of [4, 3, 2]) {
-        for (let x = 1; x <= 6; x++) {
-          const carrier = `K${level}${x}${y}`;
-          store.collection(carriers).put({ id: carrier, level_id: level, x, y, updated_at: 0 });
-          store.collection(boxes).put({ id: ++id, carrier_id: carrier, level_id: level, code32: 0xff000000, load: { sku_id: 'A', item_count: 1, item_count_max: 4 }, updated_at: 0 });
-          store.collection(boxes).put({ id: ++id, carrier_id: carrier, level_id: level, code32: 0x00ff0000, load: null, updated_at: 0 });
-          store.collection(boxes).put({ id: ++id, carrier_id: carrier, level_id: level, code32: 0x0000ffff, load: null, updated_at: 0 });
-        }
-      }
-    }
+    store.collection(skus).put(WRAP);
+    fillLanes(store, 2, fillLanes(store, 1, 0, () => 0), () => 0);
     // Level 1 is busier: five open jobs of carriers elsewhere.
     for (let i = 0; i < 5; i++) store.collection(jobs).put(newJob({ id: `J-${++seq}`, request_id: 'R-other', type: 'RETRIEVING', entity_id: 'x', entity_index: -1, seq, now: seq }, { status: 'ACCEPTED', carrier_id: `Z${i}`, level_id: 1 }));
   });
   const decoded = countDecodes(t, store.collection(boxes));
-  let next = 10_000;
-  const plan = planRequest({
-    store, site, now: 1, externalPicking: false, botLevel: () => undefined, nextSeq: () => next++, openWork: (level) => store.collection(jobs).countBy('open', level),
-  }, 'R-new', { type: 'PUTAWAY', entities: [{ sku_id: 'P', quantity: 4 }] });
+  const plan = planPutaway(store, site);
   t.equal(plan.abort.failed, false, JSON.stringify(plan.abort.feedback));
   t.same(plan.placements, [{ box_id: 93, carrier_id: 'K212', sku_id: 'P', quantity: 4 }], 'the first empty half at the front of a lane of level 2: one carrier move, on the quieter level');
   t.equal(decoded.n, 13, 'boxes decoded: the halves of level 2\'s 12 deeper carriers and the first in front, none of level 1\'s 18');
