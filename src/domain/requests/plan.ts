@@ -334,7 +334,7 @@ class PlanBuilder {
    * holds it.
    */
   private choose(pool: Iterable<BoxRecord>, member: (box: BoxRecord) => boolean, free: (box: BoxRecord) => number, quantity: number, balconies: number[], known?: Map<number, number>) {
-    const levels = this.levelsOf(balconies);
+    const levels = known ? new Set(known.keys()) : this.levelsOf(balconies);
     // No allowed balcony on any level: no box can be used, and none need be read.
     if (levels.size === 0) return { best: [], available: 0 };
     const offer = (box: BoxRecord): Offer<BoxRecord> | undefined => {
