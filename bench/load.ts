@@ -47,8 +47,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import * as Undici from 'undici';
-import { mixKinds, seededRandom, WORDS, type Call } from './mix-kinds.js';
-import { daemonNodeFlags } from './daemon-flags.js';
+import { mixKinds, seededRandom, type Call } from './mix-kinds.js';
+import { seedSkus, startDaemon as startBenchDaemon, stopDaemon, type Daemon } from './load-daemon.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values: args } = parseArgs({
@@ -99,69 +99,11 @@ for (const kind of KIND_NAMES) if (!KINDS[kind]) throw new Error(`--mix: no kind
 
 // ------------------------------------------------------------------ the daemon
 
-interface Daemon {
-  child: ChildProcess;
-  port: number;
-  ca: Buffer;
-  key: string;
-}
-
 const stateDir = mkdtempSync(path.join(os.tmpdir(), 'wh-bench-load-'));
 
-/** Starts dist/main.js on the bench's state directory (with `flags` for node); resolves once it listens. */
-async function startDaemon(flags: string[] = []): Promise<Daemon> {
-  const child = spawn(process.execPath, [...daemonNodeFlags(), ...flags, path.join(ROOT, 'dist/main.js')], {
-    cwd: ROOT,
-    env: { ...process.env, WAREHOUSE_STATE_DIR: stateDir, WAREHOUSE_PORT: '0', WAREHOUSE_LINKS: args.links!, WAREHOUSE_LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const port = await new Promise<number>((resolve, reject) => {
-    let rest = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      rest += chunk.toString();
-      let nl: number;
-      while ((nl = rest.indexOf('\n')) !== -1) {
-        const line = rest.slice(0, nl);
-        rest = rest.slice(nl + 1);
-        try {
-          const rec = JSON.parse(line) as { msg?: string; port?: number };
-          if (rec.msg === 'HTTPS API listening') resolve(Number(rec.port));
-        } catch {
-          if (flags.length > 0) toDaemonOut(line);
-        }
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`daemon exited with ${code} before listening`)));
-  });
-  const key = (JSON.parse(readFileSync(path.join(stateDir, 'bootstrap-admin.json'), 'utf8')) as { api_key: string }).api_key;
-  return { child, port, ca: readFileSync(path.join(stateDir, 'tls/self-signed-cert.pem')), key };
-}
-
-async function stopDaemon(d: Daemon): Promise<void> {
-  const exited = new Promise((resolve) => d.child.once('exit', resolve));
-  d.child.kill('SIGTERM');
-  await exited;
-}
-
-/** Adds SKUs straight into the stopped daemon's store, up to `total` with the demo's own. */
-async function seedSkus(total: number): Promise<void> {
-  const { Store } = await import('../src/store/store.js');
-  const { MIGRATIONS } = await import('../src/store/migrations.js');
-  const { skus } = await import('../src/domain/inventory/records.js');
-  const store = await Store.open({ dir: path.join(stateDir, 'db') }, [skus as never], MIGRATIONS);
-  const have = store.collection(skus).count();
-  const now = Date.now();
-  await store.write(() => {
-    for (let n = have + 1; n <= total; n++) {
-      store.collection(skus).put({
-        id: `BENCH-${String(n).padStart(6, '0')}`, name: `Bench ${WORDS[n % WORDS.length]} part ${n}`, measurement_unit: 'PIECE', on_empty_sku_action: 'UNASSIGN',
-        allowed_box_size_capacities: null, balcony_ids: null, image: null, total_quantity: 0, max_quantity: 0, total_positive_inventory_bookings: 0,
-        total_negative_inventory_bookings: 0, reserved_out: 0, reserved_in: 0, load_count: 0, sections: 0, created_at: now, updated_at: now, deleted_at: null,
-      });
-    }
-  });
-  console.log(`seeded ${Math.max(0, total - have)} SKUs (${store.collection(skus).count()} in all)`);
-  await store.close();
+/** Starts the daemon on the bench's state directory (with `flags` for node; their own lines go to --daemon-out). */
+function startDaemon(flags: string[] = []): Promise<Daemon> {
+  return startBenchDaemon({ stateDir, links: args.links!, flags, onOtherLine: flags.length > 0 ? toDaemonOut : undefined });
 }
 
 /**
@@ -538,7 +480,7 @@ if (!args['no-build']) {
 }
 let daemon = await startDaemon();
 await stopDaemon(daemon);
-await seedSkus(SKUS);
+await seedSkus(stateDir, SKUS);
 if (JOBS > 0) await seedJobs(JOBS);
 const t0 = performance.now();
 daemon = await startDaemon(args['node-flags']?.split(/\s+/).filter(Boolean));
