@@ -10,14 +10,14 @@
 // daemon thread, /proc/<pid>/stat), the client's share of one core, and the mix / health ratio.
 // A round whose health phase holds the client near 100 % measures the client, not the daemon.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { mixKinds, seededRandom, type Call } from './mix-kinds.js';
-import { seedSkus, startDaemon, stopDaemon, type Daemon } from './load-daemon.js';
+import { cpuMs, seedSkus, startDaemon, stopDaemon, type Daemon } from './load-daemon.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values: args } = parseArgs({
@@ -32,7 +32,6 @@ const { values: args } = parseArgs({
   },
 });
 const SEED = Number(args.seed);
-const TICK_MS = 1000 / Number(spawnSync('getconf', ['CLK_TCK']).stdout.toString().trim() || 100);
 
 type Autocannon = (opts: Record<string, unknown>) => Promise<AutocannonResult>;
 interface AutocannonResult {
@@ -57,12 +56,6 @@ interface Phase {
   daemonMsPerReq: number;
   clientPct: number;
   unexpected: number;
-}
-
-/** CPU ms of every thread of `pid` so far. */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
 }
 
 /** `seconds` of `next()` calls on `clients` connections. */

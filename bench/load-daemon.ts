@@ -3,7 +3,7 @@
  * process on a state directory of the bench's own, and the SKUs added to its store while it is
  * stopped. Shared by `bench:load` and `bench:load-autocannon`, so both load the same daemon.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,6 +11,9 @@ import { WORDS } from './mix-kinds.js';
 import { daemonNodeFlags } from './daemon-flags.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+/** Milliseconds of a clock tick, the unit of /proc's CPU times. */
+export const TICK_MS = 1000 / Number(spawnSync('getconf', ['CLK_TCK']).stdout.toString().trim() || 100);
 
 export interface Daemon {
   child: ChildProcess;
@@ -86,4 +89,15 @@ export async function seedSkus(stateDir: string, total: number): Promise<void> {
   });
   console.log(`seeded ${Math.max(0, total - have)} SKUs (${store.collection(skus).count()} in all)`);
   await store.close();
+}
+
+/**
+ * CPU milliseconds every thread of a process has used (utime + stime), or with `main` its main
+ * thread alone (the JS event loop that serves the API; its task id is the pid); with `kernel`,
+ * the stime alone (commits' page faults and fsync calls).
+ */
+export function cpuMs(pid: number, main = false, kernel = false): number {
+  const stat = readFileSync(main ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((kernel ? 0 : Number(fields[11])) + Number(fields[12])) * TICK_MS;
 }

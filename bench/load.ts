@@ -48,7 +48,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import * as Undici from 'undici';
 import { mixKinds, seededRandom, type Call } from './mix-kinds.js';
-import { seedSkus, startDaemon as startBenchDaemon, stopDaemon, type Daemon } from './load-daemon.js';
+import { cpuMs, seedSkus, startDaemon as startBenchDaemon, stopDaemon, TICK_MS, type Daemon } from './load-daemon.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values: args } = parseArgs({
@@ -83,7 +83,6 @@ const DURATION = Number(args.duration) * 1000;
 const KIND_MS = Number(args['kind-seconds']) * 1000;
 const LONG_MS = Number(args.long) * 1000;
 const SEED = Number(args.seed);
-const TICK_MS = 1000 / Number(spawnSync('getconf', ['CLK_TCK']).stdout.toString().trim() || 100);
 const [STALL_MS, STALL_EVERY_S] = (args['disk-stall'] ?? '0/0').split('/').map(Number) as [number, number];
 console.log(`bench:load seed ${SEED}, ${SKUS} SKUs, ${CLIENTS} clients, ${DURATION / 1000} s per phase, links ${args.links}, ${os.cpus().length} cores, load average ${os.loadavg().map((n) => n.toFixed(2)).join(' ')}${STALL_MS > 0 ? `; the disk stalls commits ${STALL_MS} ms every ${STALL_EVERY_S} s` : ''}`);
 
@@ -157,17 +156,6 @@ async function seedJobs(total: number): Promise<void> {
 function randomKey(random: () => number): string {
   const hex = Array.from({ length: 32 }, () => Math.floor(random() * 16).toString(16)).join('');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-}
-
-/**
- * CPU milliseconds every thread of a process has used (utime + stime), or with `main` its main
- * thread alone (the JS event loop that serves the API; its task id is the pid); with `kernel`,
- * the stime alone (commits' page faults and fsync calls).
- */
-function cpuMs(pid: number, main = false, kernel = false): number {
-  const stat = readFileSync(main ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((kernel ? 0 : Number(fields[11])) + Number(fields[12])) * TICK_MS;
 }
 
 /**
