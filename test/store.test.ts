@@ -473,7 +473,7 @@ t.test('migration 11 gives the boxes of a version 10 store their carrier\'s leve
   await v10.close();
   const store = await Store.open({ dir }, [boxes, carriers], MIGRATIONS);
   t.teardown(() => store.close());
-  t.equal(store.schemaVersion(), 11);
+  t.equal(store.schemaVersion(), MIGRATIONS.at(-1)!.version);
   const c = store.collection(boxes);
   t.same([1, 2, 3, 4].map((id) => c.get(id)?.level_id), [1, 2, 3, null], 'each box has its carrier\'s level; one whose carrier is gone has none');
   t.same([1, 2, 3].map((level) => [...c.keysWithin('empty', emptyBoxesOf('1/2', level))]), [[1], [2], [3]]);
@@ -493,7 +493,7 @@ t.test('migration 10 indexes the open jobs of a version 9 store by bot', async (
   await v9.close();
   const store = await Store.open({ dir }, [jobs], MIGRATIONS);
   t.teardown(() => store.close());
-  t.equal(store.schemaVersion(), 11);
+  t.equal(store.schemaVersion(), MIGRATIONS.at(-1)!.version);
   t.same(store.collection(jobs).keysBy('open_bot', 3), ['a'], 'the open one, not the ended one nor a job of no bot');
 });
 

@@ -209,6 +209,13 @@ export class Collection<T> {
     return (this.records.getStats() as { entryCount: number }).entryCount;
   }
 
+  /** Pages of the store file that this collection's records and indexes hold. */
+  pages(): number {
+    let n = pagesOf(this.records);
+    for (const { db } of this.indexes.values()) n += pagesOf(db);
+    return n;
+  }
+
   /** Inserts or replaces a record and its index entries. Call only inside Store.write. */
   put(record: T): void {
     this.assertInWrite();
@@ -327,6 +334,12 @@ function boundedRange({ low, high }: ValueBounds, descending: boolean): { start?
 /** The key range of every entry under one index value. */
 function rangeOf(value: IndexValue): { start: [IndexValue]; end: [IndexValue, string] } {
   return { start: [value], end: [value, LAST_KEY] };
+}
+
+/** Pages one database's tree holds: its branches, leaves and the overflow pages of large values. */
+export function pagesOf(db: { getStats(): unknown }): number {
+  const s = db.getStats() as { treeBranchPageCount: number; treeLeafPageCount: number; overflowPages: number };
+  return s.treeBranchPageCount + s.treeLeafPageCount + s.overflowPages;
 }
 
 function valuesOf<T>(def: IndexDef<T>, record: T): IndexValue[] {

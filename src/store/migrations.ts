@@ -122,4 +122,11 @@ export const MIGRATIONS: readonly Migration[] = [
       boxes.rebuildIndexes();
     },
   },
+  {
+    version: 12,
+    description: 'ended requests indexed by when they ended (the history pruner read every request to find the old ones)',
+    up: (store) => {
+      for (const c of store.registered()) if (c.def.name === 'requests') c.rebuildIndexes();
+    },
+  },
 ];

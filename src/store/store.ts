@@ -7,7 +7,7 @@ import './string-decoding.js';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
-import { Collection, type CollectionDef, type Key, type SharedStructures } from './collection.js';
+import { Collection, pagesOf, type CollectionDef, type Key, type SharedStructures } from './collection.js';
 import { BATCH_BUDGET_MS, commitsOffLoop, ON_LOOP, paceAfterLoopCommit, type CommitPace } from './commit-pace.js';
 import { hasRoom, storageFault, type StorageFaultError } from './storage-fault.js';
 
@@ -53,6 +53,14 @@ export class StoreTooNewError extends Error {
     super(`the store has schema version ${found}, newer than this build knows (${known}); install a newer build or restore a backup`);
     this.name = 'StoreTooNewError';
   }
+}
+
+/** Pages of the store file by use (`Store.pageUse`). */
+export interface PageUse {
+  pageSize: number;
+  lastPage: number;
+  usedPages: number;
+  freePages: number;
 }
 
 /** A write waiting for its commit. */
@@ -565,6 +573,21 @@ export class Store {
   stats(): { entries: number; pageSize: number; mapSize: number; lastPage: number } {
     const s = this.root.getStats() as { entryCount: number; pageSize: number; mapSize: number; lastPageNumber: number };
     return { entries: s.entryCount, pageSize: s.pageSize, mapSize: s.mapSize, lastPage: s.lastPageNumber };
+  }
+
+  /**
+   * How the store file's pages are used: `lastPage` is its high-water mark (the file never
+   * shrinks), `usedPages` what the trees hold now, `freePages` the rest, which LMDB hands to
+   * later writes before it grows the file. Databases of earlier layouts that a migration left
+   * are counted as free, as are the free list's own few pages.
+   */
+  pageUse(): PageUse {
+    const s = this.root.getStats() as { pageSize: number; lastPageNumber: number };
+    // The main tree holds the named databases' roots; two meta pages head the file.
+    let used = 2 + pagesOf(this.root) + pagesOf(this.meta);
+    for (const c of this.collections.values()) used += c.pages();
+    const pages = s.lastPageNumber + 1;
+    return { pageSize: s.pageSize, lastPage: s.lastPageNumber, usedPages: Math.min(used, pages), freePages: Math.max(0, pages - used) };
   }
 
   /** Closes the environment after pending writes are flushed. */

@@ -203,6 +203,8 @@ export const requests: CollectionDef<RequestRecord> = {
     { name: 'created_at', of: (r) => r.created_at },
     // GET /requests?updated_at__gte=<the last poll>, an integration's poll of what changed: those alone read.
     { name: 'updated_at', of: (r) => r.updated_at },
+    // The history pruner reads the ended requests oldest first and stops at the retention's cutoff.
+    { name: 'ended', of: (r) => (isFinalRequest(r.status) ? r.updated_at : undefined) },
   ],
 };
 
