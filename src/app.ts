@@ -62,6 +62,14 @@ import { requestRoutes } from './http/routes/requests.js';
 import { systemRoutes } from './http/routes/system.js';
 import { SystemService } from './domain/system/control.js';
 import { eventRecords } from './domain/events/events.js';
+import { HistoryArchive } from './domain/history/archive.js';
+import { HistoryPruner } from './domain/history/pruner.js';
+import { StoreUsage } from './domain/history/store-usage.js';
+
+/** How often the history pruner looks for history past its retention (a pass with nothing due reads two index entries). */
+const HISTORY_PASS_MS = 10 * 60_000;
+/** How often the store's size is sampled for its growth and forecast. */
+const USAGE_SAMPLE_MS = 10 * 60_000;
 
 export interface App {
   config: Config;
@@ -142,8 +150,6 @@ async function assemble(config: Config, logger: Logger, options: AppOptions, und
   undo.push(() => auth.close());
   const stopWatching = watchStorage({ store, dir: path.join(config.state_dir, 'db'), lowBytes: config.disk_low_bytes, events, logger, everyMs: 30_000, now: Date.now });
   undo.push(stopWatching);
-  const stopRetention = events.keep(() => settings.value<number>('events.retentionDays'), 3600_000, (err) => logger.error({ err }, 'event pruning failed'));
-  undo.push(stopRetention);
 
   const view = new InventoryView(site, store);
   // Open work holds SKUs against deletion; the requests are built right after the inventory.
@@ -175,6 +181,20 @@ async function assemble(config: Config, logger: Logger, options: AppOptions, und
     events.emit(EVENT.supportIssue, `support issue ${key} stored${config.support_url ? ' and queued for forwarding' : ' (no support endpoint configured)'}`)
       .catch((err: unknown) => logger.error({ err }, 'could not record a support issue event'));
   });
+  const storeDir = path.join(config.state_dir, 'db');
+  const archive = await HistoryArchive.open(config.archive_dir ?? path.join(config.state_dir, 'archive'), config.archive_quota_bytes);
+  const retention = () => ({
+    requestDays: settings.value<number>('history.retentionDays'), eventDays: settings.value<number>('events.retentionDays'),
+    storeSharePercent: settings.value<number>('history.maxStoreSharePercent'),
+  });
+  const historyLog = logger.child({ component: 'history' });
+  const pruner = new HistoryPruner({ store, events, archive, outbox: supportOutbox, storeDir, now: Date.now, settings: retention, log: historyLog });
+  const usage = new StoreUsage({ store, events, pruner, archive, archiveQuotaBytes: config.archive_quota_bytes, storeDir, settings: retention, now: Date.now, log: historyLog });
+  const stopPruning = pruner.keep(HISTORY_PASS_MS);
+  undo.push(() => pruner.settle(), stopPruning);
+  const stopSampling = usage.keep(USAGE_SAMPLE_MS, (err) => historyLog.warn({ err }, 'could not sample the store\'s size'));
+  undo.push(stopSampling);
+
   const supportForwarder = config.support_url
     ? new SupportForwarder({ outbox: supportOutbox, url: config.support_url, logger: logger.child({ component: 'support' }) })
     : undefined;
@@ -240,7 +260,7 @@ async function assemble(config: Config, logger: Logger, options: AppOptions, und
       requests, timeZone, maxPageSize, requestSource: requestSource(store),
       jobSource: jobSource(store, () => settings.value<boolean>('api.jobs.showCreated'), openWork),
     }),
-    ...systemRoutes(system),
+    ...systemRoutes(system, usage, timeZone),
     ...botRoutes(site, system, lines),
     botStreamRoute(system, streamAuth),
     ...siteMapRoutes(site),
@@ -279,7 +299,7 @@ async function assemble(config: Config, logger: Logger, options: AppOptions, und
     try {
       writeStatusFile(config.state_dir, {
         version: VERSION, pid: process.pid, started_at: startedAt, written_at: new Date().toISOString(), port,
-        storage_status: system.storageStatus(), storage: storageHealth(store, path.join(config.state_dir, 'db')),
+        storage_status: system.storageStatus(), storage: { ...storageHealth(store, storeDir), ...usage.report() },
         certificate: { file: certificate.certFile, valid_to: new Date(certificate.validTo).toISOString() },
         lines: lines?.lineStates() ?? [], bots: [...(lines?.list() ?? [])],
       });
@@ -339,10 +359,12 @@ async function assemble(config: Config, logger: Logger, options: AppOptions, und
       clearInterval(statusTimer);
       removeStatusFile(config.state_dir);
       await events.emit(EVENT.stopping, 'controller stopping').catch((err: unknown) => logger.error({ err }, 'could not record the stop event'));
-      stopRetention();
+      stopPruning();
+      stopSampling();
       stopWatching();
       const { unfinished } = await server.close(config.shutdown_timeout_ms);
       await brain.stop();
+      await pruner.settle();
       if (unfinished > 0) logger.warn({ unfinished }, 'shutdown timeout: requests still running were cut off');
       await supportForwarder?.close();
       stopFollowing();

@@ -1,5 +1,5 @@
 // The event log: what is recorded, with codes and severities; filters and order; durable,
-// increasing ids; retention (from the setting, in chunks); nothing secret in any event.
+// increasing ids; nothing secret in any event (their retention: history.test.ts).
 import t from 'tap';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,17 +8,12 @@ import { startAdminApp, type AdminApp, type Bootstrap } from './helpers/app.js';
 import { Client } from './helpers/client.js';
 import { Store } from '../src/store/store.js';
 import { EVENT, EVENT_KINDS } from '../src/domain/events/catalogue.js';
-import { EVENT_COLLECTIONS, Events, PRUNE_CHUNK, eventRecords } from '../src/domain/events/events.js';
+import { EVENT_COLLECTIONS, Events, eventRecords } from '../src/domain/events/events.js';
 import { eventSource } from '../src/domain/events/list-source.js';
 import { EVENT_FIELDS } from '../src/http/routes/events.js';
 import { executeList, parseListQuery } from '../src/domain/list/index.js';
-import { AUTH_COLLECTIONS } from '../src/domain/auth/records.js';
-import type { Caller } from '../src/domain/auth/caller.js';
-import { SETTINGS_COLLECTIONS, Settings } from '../src/domain/settings/settings.js';
-import { settingRegistry } from '../src/domain/settings/registry.js';
 import { readFileSync } from 'node:fs';
 import { startTestApp } from './helpers/app.js';
-import { until } from './helpers/until.js';
 
 let a: AdminApp;
 let c: Client;
@@ -84,7 +79,7 @@ t.test('filters, search and order', async (t) => {
   }
 });
 
-t.test('ids are durable and only grow; retention prunes the oldest', async (t) => {
+t.test('ids are durable and only grow', async (t) => {
   const dir = mkdtempSync(path.join(tmpdir(), 'wh-events-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   let clock = 1_000_000;
@@ -109,8 +104,6 @@ t.test('ids are durable and only grow; retention prunes the oldest', async (t) =
   const next = await events.emit(EVENT.started, 'after restart');
   t.ok(next.id > 5, `id ${next.id} continues after a restart`);
   t.same([...events.after(3)].map((e) => e.id), [4, 5, next.id]);
-  t.equal(await events.pruneBefore(1_000_000 + 2 * 86_400_000), 2, 'the two oldest days');
-  t.same([...events.after(0)].map((e) => e.id), [3, 4, 5, next.id]);
   await store.close();
 });
 
@@ -146,48 +139,6 @@ t.test('a stop is recorded and found after the restart', async (t) => {
     { hex_value: '0x1002', component: 'system', severity: 30, description: 'controller stopping' },
     { hex_value: '0x1001', component: 'system' },
   ]);
-});
-
-t.test('pruning removes every old event, in bounded transactions', async (t) => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'wh-prune-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  let clock = 1_000_000;
-  const store = await Store.open({ dir }, [...EVENT_COLLECTIONS]);
-  t.teardown(() => store.close());
-  const events = new Events(store, () => clock);
-  const old = 2 * PRUNE_CHUNK + 5;
-  await store.write(() => {
-    for (let i = 0; i < old; i++) events.record(EVENT.jobStatus, `old ${i}`);
-  });
-  clock += 86_400_000;
-  const young = await events.emit(EVENT.started, 'young');
-  t.equal(await events.pruneBefore(clock), old, 'more than one chunk in one pass');
-  t.same([...events.after(0)].map((e) => e.id), [young.id]);
-});
-
-t.test('retention follows the events.retentionDays setting', async (t) => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'wh-retention-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  let clock = 1_000_000_000;
-  const store = await Store.open({ dir }, [...EVENT_COLLECTIONS, ...SETTINGS_COLLECTIONS, ...AUTH_COLLECTIONS]);
-  t.teardown(() => store.close());
-  const events = new Events(store, () => clock);
-  const settings = new Settings(store, settingRegistry({ timeZone: 'UTC', maxPageSize: 100 }), () => clock, events);
-  // No roles are stored here: only a caller above every authority passes required_role.
-  const top: Caller = { kind: 'user', id: 1, permissions: new Set(), authorityLevel: Number.MAX_SAFE_INTEGER };
-  for (let i = 0; i < 3; i++) await events.emit(EVENT.started, `old ${i}`);
-  clock += 3 * 86_400_000;
-  const recent = await events.emit(EVENT.started, 'recent');
-  const retention = () => settings.value<number>('events.retentionDays');
-  t.equal(await events.prune(retention()), 0, 'three days are within the default 30');
-  await settings.set(top, 'events.retentionDays', 2);
-  const stop = events.keep(retention, 3_600_000, (err) => t.error(err));
-  t.teardown(stop);
-  const left = await until('the old events are pruned', async () => {
-    const ids = [...events.after(0)].map((e) => e.id);
-    return ids[0] === recent.id && ids;
-  });
-  t.equal(left.length, 2, 'the recent event and the setting change stay');
 });
 
 t.test('the newest page of events reads its page, and counts all of them without reading them', async (t) => {

@@ -30,6 +30,8 @@ const ConfigSchema = Type.Object(
     sim_speed: Type.Integer({ minimum: 1, maximum: 20, description: 'Simulated levels run this many times faster than real time (bot figures and planner steps shortened; benchmarks)' }),
     store_map_size_bytes: Type.Integer({ minimum: 1 << 24, maximum: 2 ** 46, description: 'Address space LMDB reserves for the store at start (it grows the map when needed; the disk is the real limit)' }),
     disk_low_bytes: Type.Integer({ minimum: 0, maximum: 2 ** 46, description: 'Free space on the state directory\'s filesystem below which event 0x100A warns (0: never)' }),
+    archive_dir: Type.Optional(Type.String({ minLength: 1, description: 'Directory of the history archive (default: archive/ in the state directory; a mounted share keeps it off the box)' })),
+    archive_quota_bytes: Type.Integer({ minimum: 1 << 20, maximum: 2 ** 46, description: 'Most bytes the history archive keeps; past it, its oldest files are removed (event 0x100D)' }),
     sim_battery_permille: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000, description: 'Simulated bots start with this battery (permille) instead of 600..1000 (charging demos and tests)' })),
   },
   { additionalProperties: false },
@@ -57,6 +59,7 @@ export const DEFAULTS: Config = {
   sim_speed: 1,
   store_map_size_bytes: 64 * 1024 ** 3,
   disk_low_bytes: 256 * 1024 ** 2,
+  archive_quota_bytes: 4 * 1024 ** 3,
 };
 
 /** Raised for any configuration problem; the message lists every bad key. */
@@ -68,7 +71,7 @@ export class ConfigError extends Error {
 }
 
 const ENV_PREFIX = 'WAREHOUSE_';
-const INTEGER_KEYS = new Set(['port', 'body_limit_bytes', 'upload_limit_bytes', 'upload_quota_bytes', 'upload_total_bytes', 'max_page_size', 'shutdown_timeout_ms', 'sim_speed', 'sim_battery_permille', 'store_map_size_bytes', 'disk_low_bytes']);
+const INTEGER_KEYS = new Set(['port', 'body_limit_bytes', 'upload_limit_bytes', 'upload_quota_bytes', 'upload_total_bytes', 'max_page_size', 'shutdown_timeout_ms', 'sim_speed', 'sim_battery_permille', 'store_map_size_bytes', 'disk_low_bytes', 'archive_quota_bytes']);
 const KNOWN_KEYS = new Set(Object.keys(ConfigSchema.properties));
 
 /** Builds the configuration from a file and an environment, or throws ConfigError. */
@@ -121,6 +124,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
   const config = merged as Config;
   config.state_dir = path.resolve(config.state_dir);
+  if (config.archive_dir !== undefined) config.archive_dir = path.resolve(config.archive_dir);
   return config;
 }
 

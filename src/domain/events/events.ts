@@ -41,9 +41,6 @@ export const EVENT_COLLECTIONS = [eventRecords] as const;
 
 export type EventListener = (event: EventRecord) => void;
 
-/** Events deleted per pruning transaction: a large backlog never makes one huge write. */
-export const PRUNE_CHUNK = 10_000;
-
 export class Events {
   private readonly listeners = new Set<EventListener>();
 
@@ -89,54 +86,6 @@ export class Events {
   /** The id of the newest event (0 before the first). */
   lastId(): number {
     return this.store.sequence('event');
-  }
-
-  /** Deletes events created before `cutoff` (ms), all of them, in transactions of PRUNE_CHUNK; returns how many. */
-  async pruneBefore(cutoff: number): Promise<number> {
-    let total = 0;
-    for (;;) {
-      const removed = await this.pruneChunk(cutoff);
-      total += removed;
-      if (removed < PRUNE_CHUNK) return total;
-    }
-  }
-
-  /** Deletes events older than `retentionDays` days; returns how many. */
-  prune(retentionDays: number): Promise<number> {
-    return this.pruneBefore(this.now() - retentionDays * 86_400_000);
-  }
-
-  /** One bounded transaction of pruning: ids grow with time, so it stops at the first younger event. */
-  private async pruneChunk(cutoff: number): Promise<number> {
-    const old: number[] = [];
-    for (const event of this.store.collection(eventRecords).range(0)) {
-      if (event.created_at >= cutoff || old.length === PRUNE_CHUNK) break;
-      old.push(event.id);
-    }
-    if (old.length === 0) return 0;
-    await this.store.write(() => {
-      for (const id of old) this.store.collection(eventRecords).remove(id);
-    });
-    return old.length;
-  }
-
-  /**
-   * Prunes events older than the retention now and every `everyMs` (the timer does not keep
-   * the process alive); returns the function that stops it.
-   */
-  keep(retentionDays: () => number, everyMs: number, onError: (err: unknown) => void): () => void {
-    let running = false;
-    const run = () => {
-      if (running) return;
-      running = true;
-      this.prune(retentionDays())
-        .catch(onError)
-        .finally(() => (running = false));
-    };
-    run();
-    const timer = setInterval(run, everyMs);
-    timer.unref();
-    return () => clearInterval(timer);
   }
 
   /** Tells listeners of an event another thread committed (the brain's worker). */

@@ -53,6 +53,15 @@ export class Subscription {
       oldest_retained_id: oldest.done ? null : oldest.value.id,
     };
     if (!this.transport.send(JSON.stringify(ready))) return this.drop();
+    // Resumed from before what is held: the events between were pruned, and the client hears so before the rest.
+    const firstHeld = oldest.done ? ready.last_id + 1 : oldest.value.id;
+    if (this.lastSeen < firstHeld - 1) {
+      const gap = {
+        type: 'pruned', after: this.lastSeen, oldest_retained_id: ready.oldest_retained_id,
+        message: `events ${this.lastSeen + 1} to ${firstHeld - 1} were pruned (events.retentionDays) and are in the history archive; the stream goes on from ${ready.oldest_retained_id === null ? 'the next event' : `event ${ready.oldest_retained_id}`}`,
+      };
+      if (!this.transport.send(JSON.stringify(gap))) return this.drop();
+    }
     this.stopListening = this.events.subscribe(() => this.pump());
     this.pump();
   }

@@ -7,6 +7,8 @@
  */
 import type { Store } from '../../store/store.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
+import { PRUNED_MARK } from '../history/marks.js';
+import { prunedReason } from '../history/retention.js';
 import { EVENT } from '../events/catalogue.js';
 import type { Events } from '../events/events.js';
 import type { Inventory } from '../inventory/inventory.js';
@@ -73,7 +75,7 @@ export class Requests {
   /** The request, or a NotFoundError. */
   request(id: string): RequestRecord {
     const r = this.store.collection(requests).get(id);
-    if (!r) throw new NotFoundError(`request ${id} does not exist`);
+    if (!r) throw new NotFoundError(prunedReason('request', id, this.store.sequence(PRUNED_MARK.requests)) ?? `request ${id} does not exist`);
     return r;
   }
 
@@ -85,7 +87,7 @@ export class Requests {
   /** The job, or a NotFoundError. */
   job(id: string): JobRecord {
     const j = this.store.collection(jobs).get(id);
-    if (!j) throw new NotFoundError(`job ${id} does not exist`);
+    if (!j) throw new NotFoundError(prunedReason('job', id, this.store.sequence(PRUNED_MARK.jobs)) ?? `job ${id} does not exist`);
     return j;
   }
 

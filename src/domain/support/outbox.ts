@@ -212,6 +212,19 @@ export class SupportOutbox {
     return { file, data: await readFile(path.join(this.issueDir(key), 'files', file.name)) };
   }
 
+  /**
+   * Removes an issue and its files (the history pruner, once they are archived). Renamed aside
+   * first: a crash half-way leaves a `.tmp-` directory that the next open removes, never an
+   * issue with some of its files.
+   */
+  async remove(key: string): Promise<void> {
+    const dir = this.issueDir(key);
+    const aside = path.join(this.dir, `.tmp-removed-${key}`);
+    await rename(dir, aside);
+    await syncDir(this.dir);
+    await rm(aside, { recursive: true, force: true });
+  }
+
   /** Replaces an issue's forwarding status durably (the forwarder is its only writer). */
   async setStatus(key: string, status: ForwardingStatus): Promise<void> {
     await replaceFile(path.join(this.issueDir(key), 'status.json'), `${JSON.stringify(status, null, 2)}\n`);

@@ -90,7 +90,8 @@ export function eventStreamRoute(events: Events, options: { timeZone: string; ma
     summary: 'Live event stream (WebSocket)',
     description: 'Open with a WebSocket upgrade (wss://). Authenticated like every endpoint (Authorization header, or access_token in the query for browsers); '
       + 'filters and search as GET /api/v2/events. The first message is {"type":"ready","after","last_id","oldest_retained_id"}; then each matching event as '
-      + '{"type":"event","event":{...}} in id order as it commits. With ?after=<id> every retained event after that id comes first, with no gap and no duplicate. '
+      + '{"type":"event","event":{...}} in id order as it commits. With ?after=<id> every retained event after that id comes first, with no gap and no duplicate; '
+      + 'when events after that id were pruned, a {"type":"pruned","after","oldest_retained_id","message"} message says so first. '
       + 'A client that falls more than 1 MiB behind is closed with code 4008 and should reconnect with ?after=<last id seen>. '
       + `The credential is checked again whenever auth_version moves and every ${(options.recheckMs ?? STREAM_RECHECK_MS) / 1000} s: `
       + `once it no longer authenticates (deleted key, expired or revoked token) the stream closes with code ${CLOSE_CREDENTIAL_INVALID}, `
