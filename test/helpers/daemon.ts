@@ -15,12 +15,11 @@ export interface Daemon {
 
 /**
  * Starts the daemon (`src/main.ts`, or its build: helpers/entry.ts) with only `env` (plus PATH and HOME) as its environment; `main` names a
- * compiled entry instead (an installed release), run by plain node from `cwd`. `wrap` runs it under another command (`faketime -f +120d`).
+ * compiled entry instead (an installed release), run by plain node from `cwd`.
  */
-export function startDaemon(env: Record<string, string>, options: { main?: string; cwd?: string; wrap?: string[] } = {}): Daemon {
+export function startDaemon(env: Record<string, string>, options: { main?: string; cwd?: string } = {}): Daemon {
   const args = options.main === undefined ? entryArgs('main') : ['--enable-source-maps', options.main];
-  const [command, ...prefix] = [...(options.wrap ?? []), process.execPath];
-  const child = spawn(command!, [...prefix, ...args], {
+  const child = spawn(process.execPath, args, {
     cwd: options.cwd,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -53,8 +52,8 @@ export const exited = (child: ChildProcess): Promise<number | null> =>
  * Starts the daemon on a state directory (with `env` added) and a client holding the bootstrap
  * key; the test's teardown kills the one and closes the other.
  */
-export async function startWithClient(t: { teardown(fn: () => unknown): void }, stateDir: string, env: Record<string, string>, options: { wrap?: string[] } = {}): Promise<{ d: Daemon; c: Client }> {
-  const d = startDaemon({ WAREHOUSE_STATE_DIR: stateDir, ...env }, options);
+export async function startWithClient(t: { teardown(fn: () => unknown): void }, stateDir: string, env: Record<string, string>): Promise<{ d: Daemon; c: Client }> {
+  const d = startDaemon({ WAREHOUSE_STATE_DIR: stateDir, ...env });
   t.teardown(() => d.child.kill('SIGKILL'));
   const port = await d.listening;
   const key = JSON.parse(readFileSync(path.join(stateDir, 'bootstrap-admin.json'), 'utf8')).api_key as string;
