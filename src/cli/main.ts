@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `warehouse-controller`: the technician's commands at the box (status, check-config, backup,
- * restore, reset-admin, bots, requests, events). Each prints for a person (or JSON where
+ * restore, reset-admin, bots, requests, events, history-export, compact). Each prints for a person (or JSON where
  * scripts need it) and exits with a status a script can test; none starts the daemon.
  */
 import { parseArgs } from 'node:util';
@@ -10,7 +10,7 @@ import { CliError, EXIT } from './exit.js';
 import type { CliOptions } from './context.js';
 
 /** The commands of USAGE: an unknown one is refused before any command's modules load. */
-const COMMANDS = new Set(['check-config', 'status', 'backup', 'restore', 'reset-admin', 'bots', 'requests', 'events']);
+const COMMANDS = new Set(['check-config', 'status', 'backup', 'restore', 'reset-admin', 'bots', 'requests', 'events', 'history-export', 'compact']);
 
 // Each command's modules (the store, the domain, the archive) load when that command runs:
 // loading them all took about 2 s before even `--help` could answer.
@@ -28,6 +28,11 @@ commands:
   bots                     bots with their live state
   requests [--all] [--limit N]   open requests (or all), oldest first
   events [--limit N] [--follow]  latest events; --follow prints new ones until Ctrl-C
+  history-export --from T --to T --out DIR [--kinds requests,events]
+                           write the requests (with their jobs) and events made from T to T
+                           (dates or date-times; without an offset, in the configured zone)
+                           as gzip NDJSON with a manifest and SHA256SUMS (the daemon may run)
+  compact                  give the store file's free pages back to the disk (the daemon stopped)
 
 options:
   --state-dir DIR   the daemon's state directory (default: WAREHOUSE_STATE_DIR, or /var/lib/warehouse-controller)
@@ -48,6 +53,7 @@ async function run(argv: string[]): Promise<number> {
       options: {
         'state-dir': { type: 'string' }, 'env-file': { type: 'string' }, help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'V' },
         json: { type: 'boolean' }, out: { type: 'string' }, all: { type: 'boolean' }, limit: { type: 'string' }, follow: { type: 'boolean', short: 'f' },
+        from: { type: 'string' }, to: { type: 'string' }, kinds: { type: 'string' },
       },
     });
   } catch (e) {
@@ -136,6 +142,22 @@ async function run(argv: string[]): Promise<number> {
       process.once('SIGINT', () => stop.abort());
       process.once('SIGTERM', () => stop.abort());
       await events(cliConfig(options), { limit, follow: values.follow ?? false, write: out, signal: stop.signal });
+      return EXIT.ok;
+    }
+    case 'history-export': {
+      expect(0, '--from T --to T --out DIR');
+      const { historyExport } = await import('./history.js');
+      const files = await historyExport(cliConfig(options), { from: values.from, to: values.to, out: values.out, kinds: values.kinds });
+      if (files.length === 0) out('nothing was made in that range; no file written\n');
+      for (const f of files) out(`${f.file}: ${f.records} records, ${f.bytes} bytes, sha256 ${f.sha256}\n`);
+      return EXIT.ok;
+    }
+    case 'compact': {
+      expect(0, 'no arguments');
+      const { compact } = await import('./history.js');
+      const { before, after } = await compact(cliConfig(options));
+      const mib = (n: number) => `${(n / 1024 ** 2).toFixed(1)} MiB`;
+      out(`store compacted: ${mib(before)} -> ${mib(after)}\n`);
       return EXIT.ok;
     }
     default:

@@ -19,6 +19,7 @@ import { EVENT } from '../events/catalogue.js';
 import { isFinalJob, isFinalRequest, jobs, requests, type JobRecord, type RequestRecord } from '../requests/records.js';
 import type { SupportOutbox } from '../support/outbox.js';
 import type { ArchiveEntry, ArchiveWriter, HistoryArchive } from './archive.js';
+import { addRequest } from './export.js';
 import { PRUNED_MARK } from './marks.js';
 import { DAY_MS, nextSlice, overBudget, type HistoryKind, type SliceChoice } from './retention.js';
 
@@ -192,10 +193,7 @@ export class HistoryPruner {
         taken.push({ id: r.id, updated_at: r.updated_at });
         from = Math.min(from, r.updated_at);
         to = Math.max(to, r.updated_at);
-        if (file) {
-          await file.add({ kind: 'request', ...r });
-          for (const j of its) await file.add({ kind: 'job', ...j });
-        }
+        if (file) await addRequest(file, r, its);
         if (taken.length % READ_RUN === 0) await yieldTurn();
       }
       if (taken.length === 0) {
