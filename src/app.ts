@@ -299,7 +299,7 @@ async function assemble(config: Config, logger: Logger, options: AppOptions, und
     try {
       writeStatusFile(config.state_dir, {
         version: VERSION, pid: process.pid, started_at: startedAt, written_at: new Date().toISOString(), port,
-        storage_status: system.storageStatus(), storage: { ...storageHealth(store, storeDir), ...usage.report() },
+        storage_status: system.storageStatus(), storage: storageHealth(store, storeDir), store: usage.report(),
         certificate: { file: certificate.certFile, valid_to: new Date(certificate.validTo).toISOString() },
         lines: lines?.lineStates() ?? [], bots: [...(lines?.list() ?? [])],
       });

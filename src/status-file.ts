@@ -8,6 +8,7 @@ import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { LineStatus } from './lines/events.js';
 import type { LiveBot, StorageStatus } from './domain/system/control.js';
+import type { StorageReport } from './domain/history/store-usage.js';
 
 export const STATUS_FILE = 'status.json';
 /** How often the daemon rewrites it; a reader calls it stale after three periods. */
@@ -21,6 +22,8 @@ export interface DaemonStatus {
   port: number;
   storage_status: StorageStatus;
   storage: { free_bytes: number | null; full: boolean; fault: string | null };
+  /** The store's size, growth and forecast, and the history pruner's state (absent in a file of an older build). */
+  store?: StorageReport;
   certificate: { file: string; valid_to: string };
   lines: LineStatus[];
   bots: LiveBot[];

@@ -44,6 +44,13 @@ t.test('a daemon restarted 120 days ahead has pruned every ended request past th
   t.match(before, { history: { retention_days: 90, pruned_requests: 0 }, archive: { files: 0 } });
   t.ok(before.used_bytes > 0 && before.file_bytes >= before.used_bytes);
 
+  const status = await until('status shows the store', async () => {
+    const r = cli(['--state-dir', stateDir, 'status']);
+    return /^store: /m.test(r.stdout) && r;
+  }, 60_000);
+  t.match(status.stdout, /^store: [\d.]+ MiB used in a [\d.]+ MiB file \([\d.]+ MiB free pages\); [\d.]+ % of its share of the disk/m);
+  t.match(status.stdout, /^history: kept 90 days \(events 30\); last pass .*; archive .*archive: 0 files/m);
+
   const out = mkdtempSync(path.join(tmpdir(), 'wh-export-'));
   t.teardown(() => rmSync(out, { recursive: true, force: true }));
   const exported = cli(['--state-dir', stateDir, 'history-export', '--from', '2000-01-01', '--to', '2100-01-01', '--out', out]);

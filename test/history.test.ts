@@ -19,7 +19,8 @@ import { HistoryArchive } from '../src/domain/history/archive.js';
 import { PRUNED_MARK } from '../src/domain/history/marks.js';
 import { DELETE_EVENTS, DELETE_REQUESTS, FILE_EVENTS, HistoryPruner, type RetentionSettings } from '../src/domain/history/pruner.js';
 import { BUDGET_LOW_WATER, DAY_MS, decideBudgetAlarm, forecast, idInstant, nextSlice, overBudget, prunedReason, type HistorySnapshot } from '../src/domain/history/retention.js';
-import { StoreUsage, USAGE_COLLECTIONS } from '../src/domain/history/store-usage.js';
+import { StoreUsage, USAGE_COLLECTIONS, type StorageReport } from '../src/domain/history/store-usage.js';
+import { storeProblems } from '../src/cli/status.js';
 
 const T0 = Date.UTC(2026, 0, 1);
 
@@ -410,4 +411,26 @@ t.test('the store counts its pages: used and free add up to the file\'s high-wat
   for (let i = 0; i < 2000; i++) again.push([request(r.clock.now + i, 'SUCCEEDED'), 'SUCCEEDED']);
   await put(r.store, ...again);
   t.ok(r.store.pageUse().lastPage <= after.lastPage, `the file holds the same history again without growing (${after.lastPage} -> ${r.store.pageUse().lastPage})`);
+});
+
+t.test('status calls the store a problem when the forecast is short, the share nearly used or pruning failing', async (t) => {
+  const base = {
+    file_bytes: 0, used_bytes: 0, free_bytes: 0, page_size: 4096, disk_total_bytes: 1, disk_free_bytes: 1, budget_bytes: 1, budget_used_percent: 10,
+    growth_bytes_per_day: 1, days_until_budget: 400, days_until_full: 900, archive: { dir: '/a', files: 0, bytes: 0, quota_bytes: 1 },
+    history: { retention_days: 90, event_retention_days: 30, oldest_ended_request_at: null, last_pass_at: null, last_error: null, pruned_requests: 0, pruned_jobs: 0, pruned_events: 0, pruned_support_issues: 0, archive_files_written: 0 },
+  } satisfies StorageReport;
+  const rows: [string, Partial<StorageReport>, RegExp[]][] = [
+    ['healthy', {}, []],
+    ['growth not known', { growth_bytes_per_day: null, days_until_budget: null, days_until_full: null }, []],
+    ['the disk full within a month', { days_until_full: 12.5 }, [/disk under the store is full in 12.5 days/]],
+    ['the share used within a month', { days_until_budget: 3 }, [/reaches its share of the disk in 3 days/]],
+    ['the share nearly used', { budget_used_percent: 91.2 }, [/takes 91.2 % of its share/]],
+    ['pruning failing', { history: { ...base.history, last_error: 'ENOSPC' } }, [/history pruning failed: ENOSPC/]],
+  ];
+  for (const [name, change, want] of rows) {
+    const got = storeProblems({ ...base, ...change });
+    t.equal(got.length, want.length, name);
+    want.forEach((w, i) => t.match(got[i], w, name));
+  }
+  t.same(storeProblems(undefined), [], 'a status file of an older build');
 });

@@ -13,6 +13,7 @@ import { SEVERITY } from '../domain/events/catalogue.js';
 import { VERSION } from '../version.js';
 import { daemonPid, existingStateDir, EXIT, openStoreReadOnly } from './context.js';
 import { formatTable } from './table.js';
+import type { StorageReport } from '../domain/history/store-usage.js';
 
 /** The daemon's last status.json and whether it is older than three periods. */
 export function readDaemonStatus(stateDir: string, now = Date.now()): { status: DaemonStatus; stale: boolean } | undefined {
@@ -58,6 +59,7 @@ export async function statusReport(config: Config): Promise<StatusReport> {
     if (file?.stale) problems.push(`status.json is stale (written ${file.status.written_at}): the daemon may be hung`);
     if (daemon?.storage_status === 'ERROR') problems.push('storage status ERROR');
     if (daemon?.storage.fault) problems.push(daemon.storage.fault);
+    problems.push(...storeProblems(daemon?.store));
     for (const line of daemon?.lines ?? []) if (!line.up) problems.push(`radio line of level ${line.level_id} (${line.device}) down since ${new Date(line.since).toISOString()}: ${line.reason ?? 'unknown reason'}`);
     return {
       running, pid: pid ?? null, state_dir: stateDir, cli_version: VERSION, daemon: daemon ?? null, stale: file?.stale ?? false,
@@ -66,6 +68,37 @@ export async function statusReport(config: Config): Promise<StatusReport> {
   } finally {
     await store.close();
   }
+}
+
+/** Below this many days of room at the present growth, status calls the store a problem. */
+export const SHORT_FORECAST_DAYS = 30;
+
+/** What about the store a technician must act on: a short forecast, a budget nearly used, pruning that fails. */
+export function storeProblems(store: StorageReport | undefined): string[] {
+  if (!store) return [];
+  const out: string[] = [];
+  if (store.days_until_full !== null && store.days_until_full < SHORT_FORECAST_DAYS) out.push(`the disk under the store is full in ${store.days_until_full} days at the present growth (docs/operations.md, "Keeping history")`);
+  if (store.days_until_budget !== null && store.days_until_budget < SHORT_FORECAST_DAYS) out.push(`the store reaches its share of the disk in ${store.days_until_budget} days: then its oldest history is pruned whatever its age`);
+  if (store.budget_used_percent !== null && store.budget_used_percent >= 90) out.push(`the store takes ${store.budget_used_percent} % of its share of the disk`);
+  if (store.history.last_error) out.push(`history pruning failed: ${store.history.last_error}`);
+  return out;
+}
+
+const mib = (n: number) => `${(n / 1024 ** 2).toFixed(1)} MiB`;
+
+/** The store's lines of the report: size, free pages, share, growth, forecast, history kept and pruned. */
+function storeLines(s: StorageReport): string[] {
+  const share = s.budget_bytes === null ? '' : `; ${s.budget_used_percent} % of its share of the disk (${gib(s.budget_bytes)})`;
+  const growth = s.growth_bytes_per_day === null
+    ? 'growth: not known yet (under an hour of samples)'
+    : `growth: ${mib(s.growth_bytes_per_day)} a day${s.days_until_full === null ? ', not filling the disk' : `, the disk full in ${s.days_until_full} days`}${s.days_until_budget === null ? '' : `, the share used in ${s.days_until_budget} days`}`;
+  const h = s.history;
+  const pruned = h.last_pass_at === null ? 'no pass yet' : `last pass ${new Date(h.last_pass_at).toISOString()}, since start ${h.pruned_requests} requests, ${h.pruned_jobs} jobs, ${h.pruned_events} events, ${h.pruned_support_issues} support issues pruned`;
+  return [
+    `store: ${mib(s.used_bytes)} used in a ${mib(s.file_bytes)} file (${mib(s.free_bytes)} free pages)${share}`,
+    growth,
+    `history: kept ${h.retention_days} days (events ${h.event_retention_days}); ${pruned}; archive ${s.archive.dir}: ${s.archive.files} files, ${mib(s.archive.bytes)} of ${gib(s.archive.quota_bytes)}`,
+  ];
 }
 
 /** The exit status of a report. */
@@ -84,6 +117,7 @@ export function formatStatus(r: StatusReport): string {
   else out.push(`warehouse-controller ${d?.version ?? '?'}: running, pid ${r.pid}${d ? `, since ${d.started_at}, port ${d.port}` : ''}`);
   if (d) {
     out.push(`storage status: ${d.storage_status}; disk: ${gib(d.storage.free_bytes)} free${d.storage.full ? ' (FULL)' : ''}`);
+    if (d.store) out.push(...storeLines(d.store));
     out.push(`certificate: ${d.certificate.file}, valid to ${d.certificate.valid_to}`);
     const byLevel = new Map<number, { online: number; offline: number; charging: number }>();
     for (const b of d.bots) {
