@@ -209,7 +209,8 @@ async function assemble(config: Config, logger: Logger, options: AppOptions, und
     }),
   });
   // What the brain's thread commits: the inventory view and the live event stream follow; a
-  // setting changed here goes to the brain.
+  // setting changed here goes to the brain, and to the pruner (a shorter retention takes effect
+  // now, not at the next pass; a pass with nothing due costs two index reads).
   const stopFollowing = store.onCommit((notice, origin) => {
     if (origin === 'remote') {
       if (notice['carriers']) view.refreshCarriers(notice['carriers'].map(String));
@@ -218,7 +219,10 @@ async function assemble(config: Config, logger: Logger, options: AppOptions, und
         const event = store.collection(eventRecords).get(id);
         if (event) events.announce(event);
       }
-    } else if (notice['settings']) brain.settingsChanged();
+    } else if (notice['settings']) {
+      brain.settingsChanged();
+      void pruner.pass().catch(() => undefined);
+    }
   });
   undo.push(stopFollowing);
   const system = new SystemService({

@@ -105,7 +105,7 @@ async function rig(t: { teardown(fn: () => unknown): void }, o: { disk?: () => n
   const logged: Rig['logged'] = [];
   const log = (level: string) => (obj: object, msg: string) => logged.push({ level, obj, msg });
   const pruner = new HistoryPruner({
-    store, events, archive, outbox: o.outbox, storeDir: path.join(dir, 'db'), now: () => clock.now, settings: () => settings, diskBytes: o.disk ?? (() => 2 ** 40),
+    store, events, archive, outbox: o.outbox, storeDir: path.join(dir, 'db'), now: () => clock.now, settings: () => ({ ...settings }), diskBytes: o.disk ?? (() => 2 ** 40),
     log: { info: log('info'), warn: log('warn'), error: log('error') },
   });
   return { dir, store, events, archive, pruner, settings, clock, logged };
@@ -433,4 +433,20 @@ t.test('status calls the store a problem when the forecast is short, the share n
     want.forEach((w, i) => t.match(got[i], w, name));
   }
   t.same(storeProblems(undefined), [], 'a status file of an older build');
+});
+
+t.test('a pass asked for while one runs books another, which reads the settings anew', async (t) => {
+  const r = await rig(t);
+  const older = request(T0, 'SUCCEEDED');
+  const newer = request(T0 + 50 * DAY_MS, 'SUCCEEDED');
+  await put(r.store, [older, 'SUCCEEDED'], [newer, 'SUCCEEDED']);
+  r.clock.now = T0 + 95 * DAY_MS;
+  const first = r.pruner.pass();
+  r.settings.requestDays = 30;
+  const joined = r.pruner.pass();
+  t.equal(joined, first, 'joined the pass that runs');
+  t.match(await first, { requests: 1 }, 'which read the retention it started with');
+  await r.pruner.settle();
+  t.notOk(r.store.collection(requests).get(newer.id), 'the pass booked after it read the shorter one');
+  t.equal(r.pruner.state().totals.requests, 2);
 });

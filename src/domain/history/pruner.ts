@@ -82,6 +82,8 @@ const yieldTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 export class HistoryPruner {
   private readonly totals: PrunedTotals = { requests: 0, jobs: 0, events: 0, support_issues: 0, archive_files: 0 };
   private running: Promise<PrunedTotals> | undefined;
+  /** A pass was asked for while one ran. */
+  private again = false;
   private lastPassAt: number | null = null;
   private lastError: string | null = null;
   /** A pass ended over the budget: size pruning goes on down to the low water. */
@@ -106,9 +108,22 @@ export class HistoryPruner {
     return use.usedPages * use.pageSize;
   }
 
-  /** Runs one pass (or joins the one running); resolves with what it removed. */
+  /**
+   * Runs one pass; resolves with what it removed. Asked while one runs, it joins that one and
+   * books another after it, which reads the settings anew (a retention shortened meanwhile).
+   */
   pass(): Promise<PrunedTotals> {
-    this.running ??= this.runPass().finally(() => (this.running = undefined));
+    if (this.running) {
+      this.again = true;
+      return this.running;
+    }
+    this.running = this.runPass().finally(() => {
+      this.running = undefined;
+      if (this.again) {
+        this.again = false;
+        void this.pass().catch(() => undefined);
+      }
+    });
     return this.running;
   }
 
@@ -120,9 +135,9 @@ export class HistoryPruner {
     return () => clearInterval(timer);
   }
 
-  /** Waits for a running pass to end (at shutdown). */
+  /** Waits for the running pass, and one booked after it, to end (at shutdown, once the timer is stopped). */
   async settle(): Promise<void> {
-    await this.running?.catch(() => undefined);
+    while (this.running) await this.running.catch(() => undefined);
   }
 
   private async runPass(): Promise<PrunedTotals> {
