@@ -1,6 +1,6 @@
 // Abuse resistance over the real API: login and password-reset attempts limited per account
 // and per client address with growing delays, parallel guesses included, and answers that do
-// not tell whether an email exists. The auth clock stands still and is moved forward by the
+// not tell whether an email exists. The limiters' (monotonic) clock stands still and is moved forward by the
 // tests instead of waiting, so slow password checks on a busy machine change nothing; each
 // test starts past the limiter's one-hour window, so none inherits another's failures.
 import t from 'tap';
@@ -16,15 +16,15 @@ let offset = 0;
 t.before(async () => {
   a = await startAdminApp();
   anon = new Client(a.app.port, readFileSync(a.app.tls.certFile));
-  const start = Date.now();
-  a.app.auth.deps.now = () => start + offset;
+  const start = performance.now();
+  a.app.auth.deps.monotonic = () => start + offset;
 });
 t.teardown(async () => {
   anon.close();
   await a.close();
 });
 
-/** Moves the auth clock forward. */
+/** Moves the limiters' clock forward. */
 function advance(ms: number): void {
   offset += ms;
 }
@@ -61,14 +61,14 @@ t.test('the failure that starts a lock records the lockout, however long its pas
   for (let i = 0; i < 4; i++) await login(u.email, `Wrong-Guess-${i}!`);
   const lockouts = async () => (await a.admin.request('/api/v2/events?hex_value__eq=0x2002&size=1')).json.total as number;
   const before = await lockouts();
-  const steady = a.app.auth.deps.now;
+  const steady = a.app.auth.deps.monotonic!;
   let reads = 0;
-  // Each reading of the auth clock comes 2 s after the last.
-  a.app.auth.deps.now = () => steady() + 2000 * ++reads;
+  // Each reading of the limiters' clock comes 2 s after the last.
+  a.app.auth.deps.monotonic = () => steady() + 2000 * ++reads;
   try {
     t.equal((await login(u.email, 'Wrong-Guess-5!')).status, 401);
   } finally {
-    a.app.auth.deps.now = steady;
+    a.app.auth.deps.monotonic = steady;
     advance(2000 * reads);
   }
   t.equal(await lockouts(), before + 1, 'the lockout is recorded');

@@ -44,9 +44,10 @@ export class Auth {
   private constructor(readonly deps: AuthDeps) {
     this.lastUsed = new LastUsedTracker(deps);
     this.roleFacts = new RoleCache(deps.store);
-    const now = (): number => deps.now();
-    this.perAccount = new AttemptLimiter({ free: 5, baseMs: 1000, maxMs: 15 * 60_000, windowMs: 60 * 60_000 }, now);
-    this.perAddress = new AttemptLimiter({ free: 20, baseMs: 1000, maxMs: 15 * 60_000, windowMs: 60 * 60_000 }, now);
+    // Read at each call, so a test can swap the clock of a running daemon.
+    const elapsed = (): number => (deps.monotonic ? deps.monotonic() : performance.now());
+    this.perAccount = new AttemptLimiter({ free: 5, baseMs: 1000, maxMs: 15 * 60_000, windowMs: 60 * 60_000 }, elapsed);
+    this.perAddress = new AttemptLimiter({ free: 20, baseMs: 1000, maxMs: 15 * 60_000, windowMs: 60 * 60_000 }, elapsed);
     this.stopFollowing = deps.store.onCommit((notice) => {
       if (notice[apiKeys.name] || notice[users.name] || notice[roles.name]) this.keyCallers.clear();
     });

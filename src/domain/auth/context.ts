@@ -32,7 +32,10 @@ export interface AuthDeps {
   settings: () => AuthSettings;
   logger: Logger;
   stateDir: string;
+  /** The wall clock: instants that are stored or shown (issued, expires). */
   now: () => number;
+  /** The monotonic clock (performance.now when absent): waits kept in memory, which a step of the wall clock must not stretch or cut. */
+  monotonic?: () => number;
   /** The event log; absent in the few unit tests that do not need it. */
   events?: Events;
 }

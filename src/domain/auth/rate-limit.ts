@@ -4,7 +4,9 @@
  * up to a ceiling. Callers count an attempt as a failure before checking the password (the
  * check is slow, and parallel guesses must not all pass the limit while it runs), then clear
  * or release it on success. Kept in memory: a restart forgives, which costs an attacker a
- * daemon restart per few guesses, not a real weakness.
+ * daemon restart per few guesses, not a real weakness. Being in memory, it is timed on the
+ * monotonic clock: on the wall clock a step back of hours locked a key out for those hours, and
+ * a step forward forgave every failure.
  */
 
 export interface LimitRule {
@@ -27,6 +29,7 @@ export class AttemptLimiter {
 
   constructor(
     private readonly rule: LimitRule,
+    /** A monotonic clock in milliseconds. */
     private readonly now: () => number,
   ) {}
 
