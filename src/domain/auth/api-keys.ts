@@ -166,7 +166,8 @@ export class LastUsedTracker {
       const c = this.deps.store.collection(apiKeys);
       for (const [id, at] of batch) {
         const record = c.get(id);
-        if (record && (record.last_used ?? 0) < at) c.put({ ...record, last_used: at });
+        // The later use wins even when its reading is earlier: the wall clock went back between them.
+        if (record && record.last_used !== at) c.put({ ...record, last_used: at });
       }
     });
   }

@@ -12,6 +12,7 @@ import { AUTH_VERSION, authChanged, type AuthDeps } from './context.js';
 import { EVENT } from '../events/catalogue.js';
 import { hashPassword, policyIssues, verifyPassword } from './passwords.js';
 import { digest } from './secrets.js';
+import { setBeforeStepBack } from '../wall-clock.js';
 import { users, type UserRecord } from './records.js';
 import { revokeSessions } from './tokens.js';
 
@@ -82,6 +83,8 @@ export async function resetPassword(deps: AuthDeps, user: UserRecord | undefined
 
 function codeMatches(deps: AuthDeps, user: UserRecord, code: string): boolean {
   if (!user.otp_digest || user.otp_expires_at === null || user.otp_expires_at < deps.now()) return false;
+  // Issued under a clock that has since gone back: it would live the whole step longer; a new code is asked for.
+  if (setBeforeStepBack(user.otp_expires_at, deps.settings().resetCodeSeconds * 1000, deps.now())) return false;
   const presented = Buffer.from(digest(deps.secrets.digestKey, `${user.id}:${code.trim()}`));
   const stored = Buffer.from(user.otp_digest);
   return presented.length === stored.length && timingSafeEqual(presented, stored);

@@ -11,6 +11,7 @@ import { DomainError } from '../errors.js';
 import type { AuthDeps } from './context.js';
 import { sessions, users, type UserRecord } from './records.js';
 import { digest } from './secrets.js';
+import { boundedEnd, setBeforeStepBack } from '../wall-clock.js';
 
 export interface TokenPair {
   access_token: string;
@@ -114,24 +115,48 @@ export function revokeSessions(deps: AuthDeps, userId: number): void {
 
 /** The user an access token names, or undefined when it is invalid, expired or revoked. */
 export async function verifyAccessToken(deps: AuthDeps, token: string): Promise<UserRecord | undefined> {
-  let payload: { sub?: string; ver?: unknown };
+  let payload: { sub?: string; ver?: unknown; iat?: number; exp?: number };
+  const now = deps.now();
   try {
-    ({ payload } = await jwtVerify(token, deps.secrets.tokenKey, { issuer: ISSUER, algorithms: ['HS256'], currentDate: new Date(deps.now()) }));
+    ({ payload } = await jwtVerify(token, deps.secrets.tokenKey, { issuer: ISSUER, algorithms: ['HS256'], currentDate: new Date(now) }));
   } catch {
     return undefined;
   }
+  if (issuedAhead(payload, now)) return undefined;
   const user = deps.store.collection(users).get(Number(payload.sub));
   if (!user || payload.ver !== user.token_version) return undefined;
   return user;
 }
 
-/** Removes expired sessions (run now and then). */
+/**
+ * Whether an access token was issued under a wall clock that has since gone back (its `iat` is
+ * ahead of now): its `exp` no longer bounds how long it lives, so it is refused and the client
+ * refreshes. A token without both times is refused too; this daemon always sets them.
+ */
+export function issuedAhead(payload: { iat?: number; exp?: number }, now: number): boolean {
+  if (typeof payload.iat !== 'number' || typeof payload.exp !== 'number') return true;
+  return setBeforeStepBack(payload.exp * 1000, (payload.exp - payload.iat) * 1000, now);
+}
+
+/**
+ * Removes expired sessions (run now and then), and brings a session that expires further ahead
+ * than the refresh lifetime (set under a clock that has since gone back) to expire one
+ * lifetime from now.
+ */
 export async function pruneSessions(deps: AuthDeps): Promise<number> {
   const now = deps.now();
-  const expired = [...deps.store.collection(sessions).scan()].filter((s) => s.expires_at <= now).map((s) => s.id);
-  if (expired.length === 0) return 0;
+  const lifetimeMs = deps.settings().refreshTokenSeconds * 1000;
+  const all = [...deps.store.collection(sessions).scan()];
+  const expired = all.filter((s) => s.expires_at <= now).map((s) => s.id);
+  const ahead = all.filter((s) => setBeforeStepBack(s.expires_at, lifetimeMs, now));
+  if (expired.length === 0 && ahead.length === 0) return 0;
   await deps.store.write(() => {
-    for (const id of expired) deps.store.collection(sessions).remove(id);
+    const c = deps.store.collection(sessions);
+    for (const id of expired) c.remove(id);
+    for (const s of ahead) {
+      const current = c.get(s.id);
+      if (current) c.put({ ...current, expires_at: boundedEnd(current.expires_at, lifetimeMs, now) });
+    }
   });
   return expired.length;
 }
