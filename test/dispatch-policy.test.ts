@@ -223,6 +223,16 @@ t.test('decide: who starts, where to and with which bot, or why not', async (t) 
       want: [],
     },
     {
+      name: 'a retry set before the wall clock went back 5 h is due once its own backoff would be, not 5 h later',
+      world: () => ({ jobs: [job('RETRIEVING', { id: 'ret', carrier_id: 'C6', created_at: NOW + 5 * 3600_000, retry_at: NOW + 5 * 3600_000 + 4000, attempt: 2 })], carriers: { C6: { x: 6, y: 2 } } }),
+      want: ['start ret bot 2 6,0'],
+    },
+    {
+      name: 'a retry set before the wall clock went forward 5 h is due at once',
+      world: () => ({ jobs: [job('RETRIEVING', { id: 'ret', carrier_id: 'C6', created_at: NOW - 5 * 3600_000, retry_at: NOW - 5 * 3600_000 + 4000, attempt: 2 })], carriers: { C6: { x: 6, y: 2 } } }),
+      want: ['start ret bot 2 6,0'],
+    },
+    {
       name: 'a person job waits at the balcony where its carrier stands',
       world: () => ({ jobs: [job('PICKING', { id: 'pick', carrier_id: 'C1' })], carriers: { C1: { x: 2, y: 0 } } }),
       want: ['await_person pick balcony 1'],
@@ -316,4 +326,7 @@ t.test('controlStep: the brain\'s own jobs run at once; a reconnection waits for
   t.match(controlStep(connect, facts([1])), { kind: 'wait', wait: { waiting_for: 'line', reason: /bot\(s\) 2/ } });
   t.match(controlStep(connect, facts([1, 2])), { kind: 'run', note: /every bot/ });
   t.match(controlStep(connect, facts([1], NOW + CONNECT_WAIT_MS)), { kind: 'run', note: /bot\(s\) 2 did not answer/ });
+  // Made before the wall clock went back 5 h: it does not wait those hours for the missing bot.
+  t.match(controlStep(job('CONNECT_TO_BOTS', { created_at: NOW + 5 * 3600_000 }), facts([1])), { kind: 'run', note: /bot\(s\) 2 did not answer/ });
+  t.match(controlStep(job('CONNECT_TO_BOTS', { created_at: NOW + 30_000 }), facts([1])), { kind: 'wait' }, 'a reading a little behind is no step');
 });

@@ -23,7 +23,7 @@ export interface LineHealth {
   reason: string | null;
   /** A down event was raised for this outage and no up event since. */
   announcedDown: boolean;
-  /** When the announced outage began (epoch ms), for the up event's text. */
+  /** When the announced outage began (monotonic ms), for how long it lasted when it ends. */
   downSince: number | null;
 }
 
@@ -36,6 +36,7 @@ export interface LineFacts {
   answering: number;
   /** The device has been open for NODE_ANSWER_GRACE_MS without any node answering. */
   graceOver: boolean;
+  /** A monotonic clock's reading: only the length of an outage is taken from it. */
   now: number;
 }
 

@@ -121,7 +121,7 @@ export class SimulatedSite {
     const options = this.options(first);
     const sim = await startSimulator(options);
     this.current = sim;
-    this.startedAt = Date.now();
+    this.startedAt = performance.now();
     this.o.logger.info({ pid: sim.pid, devices: Object.fromEntries(sim.devices) }, first ? 'simulator started' : 'simulator started again');
     void sim.exited.then((code) => this.ended(sim, code));
     for (const [levelId, device] of sim.devices) await this.o.onDevice(levelId, device);
@@ -130,7 +130,7 @@ export class SimulatedSite {
   private ended(sim: SimulatorProcess, code: number | string): void {
     if (this.current !== sim || this.stopping) return;
     this.current = undefined;
-    this.restartMs = Date.now() - this.startedAt < YOUNG_MS ? Math.min(this.restartMs * 2, 30_000) : 1000;
+    this.restartMs = performance.now() - this.startedAt < YOUNG_MS ? Math.min(this.restartMs * 2, 30_000) : 1000;
     this.attempt++;
     this.o.logger.error({ pid: sim.pid, code, retry_in_ms: this.restartMs }, 'the simulator ended unexpectedly; starting it again');
     setTimeout(() => {

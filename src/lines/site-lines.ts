@@ -207,7 +207,7 @@ export class SiteLines {
     const bots = [...this.bots.values()].filter((b) => b.level_id === line.levelId);
     const { next, change } = nextLineHealth(line.health, {
       device: line.device.state, error: line.device.error, bots: bots.length, answering: bots.filter((b) => b.online).length,
-      graceOver: line.graceOver, now: this.now(),
+      graceOver: line.graceOver, now: performance.now(),
     });
     line.health = next;
     const s = line.status;

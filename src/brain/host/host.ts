@@ -102,7 +102,7 @@ export class BrainHost implements BrainControl {
     if (lines) {
       this.unwire.push(lines.onBot((event) => this.post({ type: 'bot', event })), lines.onLine((status) => this.post({ type: 'line', status })));
     }
-    this.startedAt = Date.now();
+    this.startedAt = performance.now();
     await ready;
   }
 
@@ -215,7 +215,7 @@ export class BrainHost implements BrainControl {
     this.wireOff();
     this.status = 'ERROR';
     // A thread that dies young dies again: wait longer each time (up to a minute).
-    this.respawnMs = Date.now() - this.startedAt < 60_000 ? Math.min(this.respawnMs * 2, 60_000) : 1000;
+    this.respawnMs = performance.now() - this.startedAt < 60_000 ? Math.min(this.respawnMs * 2, 60_000) : 1000;
     this.log.error({ code, retry_in_ms: this.respawnMs }, 'the brain thread ended unexpectedly; starting a new one');
     setTimeout(() => {
       if (this.worker) return;

@@ -58,7 +58,10 @@ export interface BrainDeps {
   /** The motion of each level whose radio line runs; absent levels have no bots to dispatch. */
   motion: ReadonlyMap<number, LevelMotion>;
   chargeBelow: () => number;
+  /** The wall clock: instants the store keeps and the policy compares with them. */
   now: () => number;
+  /** The monotonic clock: the brain's own waits, which live in memory and must not stretch when the wall clock steps back. */
+  monotonic: () => number;
   /** Milliseconds between dispatch passes when nothing else wakes the brain. */
   periodMs?: number;
   /** Hears every change of the storage status. */
@@ -127,7 +130,7 @@ export class Brain {
       this.lights = new BalconyLights(this.deps.site, radio.send);
       this.stops.push(radio.onBot((event) => this.onBot(event)));
     }
-    this.startedAt = this.deps.now();
+    this.startedAt = this.deps.monotonic();
     this.timer = setInterval(() => this.wake(), this.deps.periodMs ?? 250);
     this.timer.unref();
     await this.setStatus(this.paused() ? 'PAUSED' : 'RUNNING', 'brain started');
@@ -267,7 +270,7 @@ export class Brain {
     for (const r of this.deps.work.requests()) {
       if (r.type === 'RFID_MAINTENANCE' && r.status === 'EXECUTING') return ['MAINTENANCE', `RFID maintenance ${r.id} runs on level ${r.level_id}`];
     }
-    if (this.deps.radio && this.deps.now() - this.startedAt > SILENT_LEVEL_MS) {
+    if (this.deps.radio && this.deps.monotonic() - this.startedAt > SILENT_LEVEL_MS) {
       for (const [levelId, m] of this.deps.motion) {
         const bots = m.bots();
         if (bots.length > 0 && !bots.some((b) => b.online)) return ['ERROR', `no bot of level ${levelId} answers on its radio line`];
@@ -330,7 +333,7 @@ export class Brain {
    */
   private async chargeBots(): Promise<void> {
     const open = [...this.deps.work.requests()];
-    const now = this.deps.now();
+    const now = this.deps.monotonic();
     for (const [id, until] of this.chargeRefusedUntil) if (until <= now) this.chargeRefusedUntil.delete(id);
     const held = new Set(this.chargeRefusedUntil.keys());
     for (const m of this.deps.motion.values()) {
@@ -342,7 +345,7 @@ export class Brain {
             why === 'low' ? 'battery low: sent to charge' : 'idle with a charger free: sent to top up its battery');
         } catch (err) {
           // Each refusal is an aborted request on record: asking again every pass would fill the store.
-          this.chargeRefusedUntil.set(bot.id, this.deps.now() + CHARGE_RETRY_MS);
+          this.chargeRefusedUntil.set(bot.id, this.deps.monotonic() + CHARGE_RETRY_MS);
           this.log.warn({ err, bot_id: bot.id, retry_in_s: CHARGE_RETRY_MS / 1000 }, 'a bot should charge, but no charging request could be made');
         }
       }
@@ -484,7 +487,7 @@ export class Brain {
     const radio = this.deps.radio;
     const motion = this.deps.motion.get(levelId);
     if (!radio || !motion) return;
-    const now = this.deps.now();
+    const now = this.deps.monotonic();
     const held = motion.bots().filter((b) => b.lifted && b.idle && b.online && !b.stuck && this.deps.carriers.at(levelId, b.x, b.y) === undefined
       && (this.reconciled.get(b.id) ?? -Infinity) <= now - RECONCILE_MS);
     // Asked every pass: only a bot that may hold an unknown carrier makes the open jobs worth reading.

@@ -86,7 +86,7 @@ if (init.links) {
   }
 }
 const brain = new Brain({
-  store, site, requests, inventory, events, work, carriers: places, logger, motion, now: Date.now,
+  store, site, requests, inventory, events, work, carriers: places, logger, motion, now: Date.now, monotonic: () => performance.now(),
   chargeBelow: () => settings.chargeBelow,
   onStatus: (status) => post({ type: 'status', status }),
   radio: init.links ? { send: (level, node, command) => radio.send(level, node, command), onBot: (listener) => radio.onBot(listener) } : undefined,

@@ -42,7 +42,7 @@ export function botStreamRoute(system: SystemService, auth: StreamAuth, periodMs
       const filter = levelId === undefined ? {} : { level_id: [levelId] };
       const last = new Map<number, string>();
       let version = auth.version();
-      let checkedAt = Date.now();
+      let checkedAt = performance.now();
       let checking = false;
       let closed = false;
       let first = true;
@@ -53,7 +53,7 @@ export function botStreamRoute(system: SystemService, auth: StreamAuth, periodMs
       };
       const tick = () => {
         if (closed || checking) return;
-        const now = Date.now();
+        const now = performance.now();
         if (auth.version() !== version || now - checkedAt >= STREAM_RECHECK_MS) {
           // Nothing is sent while the credential is checked again.
           checking = true;

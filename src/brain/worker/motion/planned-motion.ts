@@ -60,7 +60,7 @@ interface BotRun {
   pending: PlannedAction | undefined;
   segment: number;
   paused: boolean;
-  /** While a FAULT_CLEAR is scheduled or under way: when (Date.now()) it goes out. */
+  /** While a FAULT_CLEAR is scheduled or under way: when (performance.now()) it goes out. */
   clearAt?: number;
   /** Its telemetry's latched stopping flags got their clearing (followLatch); reset once they drop. */
   latchFollowed: boolean;
@@ -322,7 +322,7 @@ export class PlannedMotion implements LevelMotion {
         return this.freeIfBack(r);
       }
       // Stopped only because the planner could not place it (no fault, on the line): try again.
-      if (r.refusedAt !== undefined && Date.now() - r.refusedAt > 1000 && event.bot.online && (t.faults & STOPPING_FLAGS) === 0 && !r.lostLink) this.free(r);
+      if (r.refusedAt !== undefined && performance.now() - r.refusedAt > 1000 && event.bot.online && (t.faults & STOPPING_FLAGS) === 0 && !r.lostLink) this.free(r);
       return;
     }
     const p = r.pending;
@@ -350,7 +350,7 @@ export class PlannedMotion implements LevelMotion {
         // freed again once it reports a cell it can be placed on.
         if (r && e.op === 'set_stuck') {
           r.stuck = true;
-          r.refusedAt = Date.now();
+          r.refusedAt = performance.now();
         }
         this.o.logger.warn({ level_id: this.levelId, event: e }, 'planner refused an input');
         break;
@@ -452,7 +452,7 @@ export class PlannedMotion implements LevelMotion {
     const ms = this.o.faultClearMs();
     if (ms <= 0 || (r.clearAt !== undefined && attempt === 1)) return;
     const delay = ms * 2 ** (attempt - 1);
-    r.clearAt = Date.now() + delay;
+    r.clearAt = performance.now() + delay;
     setTimeout(() => {
       void this.o.radio.send(this.levelId, r.id, { type: 'FAULT_CLEAR', code: 65535 }, 15_000).then((outcome) => {
         const ok = outcome.delivered && outcome.result === 'OK';
@@ -470,7 +470,7 @@ export class PlannedMotion implements LevelMotion {
   private nextClearing(botId: number): { clearingInMs?: number } {
     let next: number | undefined;
     for (const o of this.runs.values()) if (o.id !== botId && o.clearAt !== undefined && (next === undefined || o.clearAt < next)) next = o.clearAt;
-    return next === undefined ? {} : { clearingInMs: Math.max(0, next - Date.now()) };
+    return next === undefined ? {} : { clearingInMs: Math.max(0, next - performance.now()) };
   }
 
   /**

@@ -6,6 +6,7 @@
  */
 import type { JobRecord, JobType, JobWait } from '../../../domain/requests/records.js';
 import type { MotionBot } from '../motion/motion.js';
+import { waitedFor } from '../../../domain/wall-clock.js';
 
 /** How long a reconnection waits for every bot of the level before it goes on with those that answer. */
 export const CONNECT_WAIT_MS = 30_000;
@@ -36,6 +37,6 @@ export function controlStep(job: JobRecord, facts: ControlFacts): ControlStep {
   const answering = new Set(facts.bots.filter((b) => b.online).map((b) => b.id));
   const missing = facts.botsOnLevel.filter((id) => !answering.has(id));
   if (missing.length === 0) return { kind: 'run', note: `every bot of the level answers (${facts.botsOnLevel.length})` };
-  if (facts.now - job.created_at >= CONNECT_WAIT_MS) return { kind: 'run', note: `bot(s) ${missing.join(', ')} did not answer within ${CONNECT_WAIT_MS / 1000} s; they rejoin when they do` };
+  if (waitedFor(job.created_at, CONNECT_WAIT_MS, facts.now)) return { kind: 'run', note: `bot(s) ${missing.join(', ')} did not answer within ${CONNECT_WAIT_MS / 1000} s; they rejoin when they do` };
   return { kind: 'wait', wait: { waiting_for: 'line', reason: `waiting for bot(s) ${missing.join(', ')} to answer on the radio line of level ${job.level_id}` } };
 }

@@ -14,6 +14,7 @@ import { botFor, carrierBot, heldOnItsCell, onBoard, reservedBots } from './bots
 import {
   balconyAt, carriersComingInFront, carriersInFront, dist, freeBuffer, freeCharger, freeFor, freePort, freeSpace, key, laneWork, mayQueue, queuedFor, started,
 } from './places.js';
+import { retryDue } from './recovery.js';
 
 export type Decision =
   /** The job cannot start: say why (written only when the reason changed). */
@@ -75,7 +76,7 @@ export function decide(s: LevelSnapshot): Decision[] {
   }
   const pass: Pass = { claimedCells: new Set(), claimedCarriers: new Set(), taken, reserved: reservedBots(s), work: laneWork(s) };
   for (const job of dispatchOrder(s, s.jobs.filter((j) => j.status === 'ACCEPTED'))) {
-    if (job.retry_at !== null && job.retry_at > s.now) continue; // its wait says when
+    if (!retryDue(job, s.now)) continue; // its wait says when
     if (PERSON_JOBS.has(job.type)) out.push(atBalcony(s, job));
     else if (BOT_JOBS.has(job.type)) out.push(startBotJob(s, job, pass));
   }

@@ -7,6 +7,7 @@
  */
 import type { JobRecord } from '../../../domain/requests/records.js';
 import type { FailureCause } from '../motion/motion.js';
+import { waitedFor } from '../../../domain/wall-clock.js';
 
 /** Tries a job gets before it waits for a person. */
 export const MAX_ATTEMPTS = 3;
@@ -50,4 +51,13 @@ export function recover(job: JobRecord, failure: Failure, now: number): Recovery
   if (failure.cause === 'unreachable' && failure.clearingInMs !== undefined) return { kind: 'retry', at: now + failure.clearingInMs + AFTER_CLEAR_MS, counts: false };
   if (job.attempt >= MAX_ATTEMPTS) return { kind: 'person' };
   return { kind: 'retry', at: now + FIRST_BACKOFF_MS * 4 ** (job.attempt - 1), counts: true };
+}
+
+/**
+ * Whether a job may be dispatched at `now` as far as its retry wait goes. The copy that waits
+ * is made when its wait begins (`created_at`); one made ahead of `now` was made under a clock
+ * that has since gone back, and would otherwise wait the whole step on top of its backoff.
+ */
+export function retryDue(job: Pick<JobRecord, 'retry_at' | 'created_at'>, now: number): boolean {
+  return job.retry_at === null || waitedFor(job.created_at, job.retry_at - job.created_at, now);
 }
