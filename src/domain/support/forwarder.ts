@@ -27,8 +27,9 @@ export interface ForwarderOptions {
   baseDelayMs?: number;
   /** Longest delay between attempts. Default 15 min. */
   maxDelayMs?: number;
-  /** Clock and randomness, replaceable in tests. */
+  /** Clocks and randomness, replaceable in tests: the wall clock for the instants the status shows, the monotonic one for when an issue is due. */
   now?: () => number;
+  monotonic?: () => number;
   random?: () => number;
 }
 
@@ -44,11 +45,16 @@ export function retryDelay(attempts: number, baseMs: number, maxMs: number, rand
 export class SupportForwarder {
   private readonly url: URL;
   private readonly now: () => number;
+  private readonly monotonic: () => number;
   private readonly random: () => number;
   private readonly baseDelayMs: number;
   private readonly maxDelayMs: number;
   private readonly timeoutMs: number;
-  /** Key → when it is due (ms); the in-memory index of the pending issues on disk. */
+  /**
+   * Key → when it is due (monotonic ms); the in-memory index of the pending issues on disk. A
+   * restart makes them all due, so nothing here need survive one, and a step of the wall clock
+   * back must not hold retries for the length of the step.
+   */
   private readonly due = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
@@ -60,6 +66,7 @@ export class SupportForwarder {
     this.url = new URL(options.url);
     if (this.url.protocol !== 'https:' && this.url.protocol !== 'http:') throw new Error(`support URL must be http: or https:, not ${this.url.protocol}`);
     this.now = options.now ?? Date.now;
+    this.monotonic = options.monotonic ?? ((): number => performance.now());
     this.random = options.random ?? Math.random;
     this.baseDelayMs = options.baseDelayMs ?? 5_000;
     this.maxDelayMs = options.maxDelayMs ?? 15 * 60_000;
@@ -68,7 +75,7 @@ export class SupportForwarder {
 
   /** Queues every pending issue of the outbox (due now) and follows new ones. */
   async start(): Promise<void> {
-    this.unsubscribe = this.options.outbox.onCreated((key) => this.enqueue(key, this.now()));
+    this.unsubscribe = this.options.outbox.onCreated((key) => this.enqueue(key, this.monotonic()));
     let pending = 0;
     for (const key of await this.options.outbox.keys()) {
       try {
@@ -76,7 +83,7 @@ export class SupportForwarder {
         if (status.status !== 'pending') continue;
         // Due at once even if status.json names a later time: a restart is a good moment to
         // try, and the attempt count keeps the backoff growing if the endpoint is still down.
-        this.due.set(key, this.now());
+        this.due.set(key, this.monotonic());
         pending++;
       } catch (err) {
         this.options.logger.error({ err, key }, 'support issue unreadable; not forwarded');
@@ -113,7 +120,7 @@ export class SupportForwarder {
         this.running = undefined;
         this.schedule();
       });
-    }, Math.max(0, next - this.now()));
+    }, Math.max(0, next - this.monotonic()));
     // A retry 15 minutes away must not keep a stopping process alive.
     this.timer.unref();
   }
@@ -121,7 +128,7 @@ export class SupportForwarder {
   /** Sends every issue that is due, one after the other. */
   private async run(): Promise<void> {
     while (!this.closed) {
-      const now = this.now();
+      const now = this.monotonic();
       let key: string | undefined;
       for (const [k, at] of this.due) if (at <= now && (key === undefined || at < this.due.get(key)!)) key = k;
       if (key === undefined) return;
@@ -173,13 +180,13 @@ export class SupportForwarder {
       let delay = retryDelay(attempts, this.baseDelayMs, this.maxDelayMs, this.random);
       // An endpoint that says when to come back (429/503) is believed, within the cap.
       if (answer?.retryAfterSeconds !== undefined) delay = Math.min(this.maxDelayMs, Math.max(delay, answer.retryAfterSeconds * 1000));
-      this.enqueue(key, at + delay);
+      this.enqueue(key, this.monotonic() + delay);
       await outbox.setStatus(key, { ...status, attempts, last_error: error, last_attempt_at: iso(at), next_attempt_at: iso(at + delay) });
       logger.warn({ key, attempts, error, retry_in_ms: delay }, 'support issue not forwarded yet');
     } catch (err) {
       // The status file could not be written (disk full?): try again later, it is still pending on disk.
       logger.error({ err, key }, 'support issue status not recorded');
-      if (!this.due.has(key)) this.enqueue(key, at + retryDelay(attempts, this.baseDelayMs, this.maxDelayMs, this.random));
+      if (!this.due.has(key)) this.enqueue(key, this.monotonic() + retryDelay(attempts, this.baseDelayMs, this.maxDelayMs, this.random));
     }
   }
 }
