@@ -20,6 +20,8 @@ export interface TlsFiles {
   created: boolean;
 }
 
+const BACKDATE_MS = 7 * 24 * 3600_000;
+
 /**
  * Returns the certificate files to use, creating a self-signed pair when none is configured; a
  * configured pair that cannot be used throws TlsFilesError with every problem.
@@ -31,8 +33,10 @@ export async function ensureCertificate(stateDir: string, certFile?: string, key
   let created = false;
   if (!existsSync(cert) || !existsSync(key)) {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const notBefore = new Date();
-    const notAfter = new Date(notBefore);
+    // Valid from a week back: made on a first start whose clock is still ahead (a wrong hardware
+    // clock NTP has yet to set right), it must not be "not yet valid" to clients once it is.
+    const notBefore = new Date(Date.now() - BACKDATE_MS);
+    const notAfter = new Date();
     notAfter.setFullYear(notAfter.getFullYear() + 10);
     const host = hostname();
     const pems = await selfsigned.generate([{ name: 'commonName', value: host }], {
