@@ -4,18 +4,18 @@
 // steps; the monotonic clock is left alone (DONT_FAKE_MONOTONIC), as a step leaves it. Unit
 // tests of the same rules with faked clocks, both directions: test/clock-steps.test.ts.
 import t from 'tap';
-import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startWithClient } from './helpers/daemon.js';
 import { Client } from './helpers/client.js';
 import { until } from './helpers/until.js';
+import { libfaketime, steppedClock } from './helpers/faketime.js';
 
 // One daemon start from sources; on a loaded 2-core machine that takes seconds.
 t.setTimeout(300_000);
 
-/** The multi-threaded libfaketime (the daemon runs threads), when Debian's faketime package is installed. */
-const LIB = ['x86_64-linux-gnu', 'aarch64-linux-gnu'].map((arch) => `/usr/lib/${arch}/faketime/libfaketimeMT.so.1`).find((lib) => existsSync(lib));
+const LIB = libfaketime();
 
 t.test('token lifetimes and login limits across steps of the wall clock of a running daemon', { skip: LIB ? false : 'no libfaketime (apt-get install faketime; .ci/run installs it)' }, async (t) => {
   const stateDir = mkdtempSync(path.join(tmpdir(), 'wh-clock-daemon-'));
@@ -30,7 +30,7 @@ t.test('token lifetimes and login limits across steps of the wall clock of a run
   step('+5h');
   const { c } = await startWithClient(t, path.join(stateDir, 'state'), {
     WAREHOUSE_PORT: '0', WAREHOUSE_LINKS: 'off',
-    LD_PRELOAD: LIB!, FAKETIME_TIMESTAMP_FILE: clockFile, FAKETIME_NO_CACHE: '1', DONT_FAKE_MONOTONIC: '1',
+    ...steppedClock(clockFile),
   });
   const anon = new Client(c.port, readFileSync(path.join(stateDir, 'state/tls/self-signed-cert.pem')));
   t.teardown(() => anon.close());

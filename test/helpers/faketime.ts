@@ -23,3 +23,10 @@ export function fakeClock(spec: string, options: { monotonic?: boolean } = {}): 
   if (!lib) throw new Error('libfaketime is not installed (apt-get install faketime; .ci/run installs it)');
   return { LD_PRELOAD: lib, FAKETIME: spec, ...(options.monotonic ? {} : { DONT_FAKE_MONOTONIC: '1' }), FAKETIME_DONT_RESET: '1' };
 }
+
+/** The variables that run a process with its wall clock offset by what `file` holds, read at every reading of the clock: writing the file steps it. */
+export function steppedClock(file: string): Record<string, string> {
+  const lib = libfaketime();
+  if (!lib) throw new Error('libfaketime is not installed (apt-get install faketime; .ci/run installs it)');
+  return { LD_PRELOAD: lib, FAKETIME_TIMESTAMP_FILE: file, FAKETIME_NO_CACHE: '1', DONT_FAKE_MONOTONIC: '1' };
+}
