@@ -1,7 +1,8 @@
 // npm run bench:load [-- --client undici|https --skus 10000 --jobs 0 --clients 200 --duration 30 --kind-seconds 3 --long 0
 //                        --links on --seed 1 --no-build --kinds-only --mix post_sku,sku_search
 //                        --node-flags="--cpu-prof --cpu-prof-dir=/tmp/p"
-//                        --node-flags=--trace-gc --daemon-out /tmp/gc.txt --disk-stall 300/2]
+//                        --node-flags=--trace-gc --daemon-out /tmp/gc.txt --disk-stall 300/2
+//                        --jobs 300000 --prune-days 1]
 //
 // The API under the load of issue 22: many keep-alive HTTPS clients mixing the everyday calls
 // against the demo daemon (dist/main.js, a child process on a fresh state directory), with the
@@ -22,6 +23,11 @@
 //   long     with --long N: N seconds more of the mix (a line of figures a minute), then health,
 //            mix and kinds again, printed beside the first figures (how they change as SKUs and
 //            jobs grow). --mix narrows the mix to some kinds, to find the one whose cost grows.
+//
+// With --prune-days D (and a history from --jobs), the mix runs three times for --duration: as
+// it is, then from the moment history.retentionDays is set to D, while the history pruner takes
+// the seeded history older than D days out of the store (archiving it first), then once more
+// after it. Pruning must not move the mix's p99: printed with its ratio to the first phase's.
 //
 // With --kinds-only, the kinds phase alone runs right after the start, warm connections first:
 // the reads then see the store at its seeded size (the mix's POST /sku adds thousands of SKUs),
@@ -74,6 +80,8 @@ const { values: args } = parseArgs({
     'disk-stall': { type: 'string' },
     // The load generator's HTTP client: undici (the default, lighter) or node:https (the rounds before the ninth).
     client: { type: 'string', default: 'undici' },
+    // Days of history kept from the second mix phase on: the pruner works through the rest meanwhile.
+    'prune-days': { type: 'string' },
   },
 });
 const SKUS = Number(args.skus);
@@ -476,6 +484,7 @@ console.log(`daemon pid ${daemon.child.pid} listening on ${daemon.port} after ${
 const stalls = STALL_MS > 0 ? diskStalls(STALL_MS, STALL_EVERY_S) : undefined;
 try {
   if (args['kinds-only']) await kindsOnly(daemon);
+  else if (args['prune-days'] !== undefined) await pruneRun(daemon, Number(args['prune-days']));
   else await fullRun(daemon);
   console.log(`\nload average at the end ${os.loadavg().map((n) => n.toFixed(2)).join(' ')}`);
 } finally {
@@ -536,4 +545,45 @@ async function kindsOnly(d: Daemon): Promise<void> {
     const k = byKind[kind]!;
     console.log(`${kind.padEnd(16)} CPU ${k.cpuMsPerReq.toFixed(2)} ms/req, main thread ${k.mainMsPerReq.toFixed(2)} ms/req, ${k.rpsAlone.toFixed(0)} req/s${k.bad > 0 ? `, ${k.bad} unexpected` : ''}`);
   }
+}
+
+/** A call of the daemon's API as its administrator, answering the parsed body. */
+function api(d: Daemon, method: string, apiPath: string, body?: unknown): Promise<any> {
+  return new Promise((resolve, reject) => {
+    const req = https.request({ host: '127.0.0.1', port: d.port, path: apiPath, method, ca: d.ca, headers: { authorization: `Bearer ${d.key}`, 'content-type': 'application/json' } }, (res) => {
+      let text = '';
+      res.on('data', (c: Buffer) => (text += c.toString()));
+      res.on('end', () => (res.statusCode! < 300 ? resolve(JSON.parse(text)) : reject(new Error(`${method} ${apiPath}: ${res.statusCode} ${text}`))));
+    });
+    req.on('error', reject);
+    req.end(body === undefined ? undefined : JSON.stringify(body));
+  });
+}
+
+/** The mix before, while and after the pruner takes the history older than `days` out of the store. */
+async function pruneRun(d: Daemon, days: number): Promise<void> {
+  const clients = Array.from({ length: CLIENTS }, () => newClient(d));
+  await drive(clients, 5000, mixNext);
+  const phase = async (title: string) => {
+    const pruned0 = (await api(d, 'GET', '/api/v2/system/storage')).history;
+    const samples = (await drive(clients, DURATION, mixNext)).filter((x) => !x.fresh);
+    const storage = await api(d, 'GET', '/api/v2/system/storage');
+    const ms = samples.map((x) => x.ms).sort((a, b) => a - b);
+    return {
+      title, rps: samples.length / (DURATION / 1000), p50: quantile(ms, 0.5), p99: quantile(ms, 0.99), max: ms.at(-1) ?? NaN, bad: samples.filter((x) => !x.ok).length,
+      requests: storage.history.pruned_requests - pruned0.pruned_requests, jobs: storage.history.pruned_jobs - pruned0.pruned_jobs, held: await count(d, 'jobs'),
+      used: storage.used_bytes / 1024 ** 2, file: storage.file_bytes / 1024 ** 2,
+    };
+  };
+  const before = await phase('before');
+  await api(d, 'PATCH', '/api/v2/settings/history.retentionDays', { value_json: days });
+  const pruning = await phase(`pruning to ${days} d`);
+  const after = await phase('after');
+  for (const c of clients) c.close();
+  console.log(`\nthe mix (${CLIENTS} connections, ${DURATION / 1000} s a phase) while the history pruner works`);
+  console.log('phase              req/s   p50 ms   p99 ms   max ms  unexpected  requests / jobs pruned  jobs held  store used / file MiB');
+  for (const f of [before, pruning, after]) {
+    console.log(`${f.title.padEnd(16)} ${f.rps.toFixed(0).padStart(7)} ${f.p50.toFixed(1).padStart(8)} ${f.p99.toFixed(1).padStart(8)} ${f.max.toFixed(0).padStart(8)} ${String(f.bad).padStart(11)} ${`${f.requests} / ${f.jobs}`.padStart(23)} ${String(f.held).padStart(10)} ${`${f.used.toFixed(0)} / ${f.file.toFixed(0)}`.padStart(22)}`);
+  }
+  console.log(`p99 while pruning / before: ${(pruning.p99 / before.p99).toFixed(2)}; after / before: ${(after.p99 / before.p99).toFixed(2)}`);
 }

@@ -166,7 +166,6 @@ export class HistoryPruner {
       this.deps.log.error({ err, code: 'history_prune_failed' }, `history pruning stopped: ${(err as Error).message}; it is tried again at the next pass`);
       throw err;
     } finally {
-      for (const k of Object.keys(removed) as (keyof PrunedTotals)[]) this.totals[k] += removed[k];
       this.lastPassAt = this.deps.now();
       const total = removed.requests + removed.events + removed.support_issues;
       if (total > 0) {
@@ -176,6 +175,12 @@ export class HistoryPruner {
       }
     }
     return removed;
+  }
+
+  /** Counts what a slice removed, in the pass's figures and at once in the totals (a pass over a backlog runs for minutes). */
+  private count(removed: PrunedTotals, what: keyof PrunedTotals, n: number): void {
+    removed[what] += n;
+    this.totals[what] += n;
   }
 
   /** When the oldest ended request ended, if any is held. */
@@ -223,8 +228,8 @@ export class HistoryPruner {
     for (let i = 0; i < taken.length; i += DELETE_REQUESTS) {
       const part = taken.slice(i, i + DELETE_REQUESTS);
       const n = await store.write(() => this.deleteRequests(part));
-      removed.requests += n.requests;
-      removed.jobs += n.jobs;
+      this.count(removed, 'requests', n.requests);
+      this.count(removed, 'jobs', n.jobs);
     }
     return taken.length;
   }
@@ -296,11 +301,11 @@ export class HistoryPruner {
     }
     for (let i = 0; i < ids.length; i += DELETE_EVENTS) {
       const part = ids.slice(i, i + DELETE_EVENTS);
-      removed.events += await store.write(() => {
+      this.count(removed, 'events', await store.write(() => {
         let n = 0;
         for (const id of part) if (store.collection(eventRecords).remove(id)) n++;
         return n;
-      });
+      }));
     }
     return ids.length;
   }
@@ -332,7 +337,7 @@ export class HistoryPruner {
     }
     for (const o of old) {
       await outbox.remove(o.key);
-      removed.support_issues++;
+      this.count(removed, 'support_issues', 1);
     }
   }
 
@@ -355,7 +360,7 @@ export class HistoryPruner {
   /** Makes an archive file part of the archive, saying which files its quota dropped. */
   private async finish(file: ArchiveWriter, from: number, to: number, removed: PrunedTotals): Promise<void> {
     const { dropped } = await file.finish(from, to);
-    removed.archive_files++;
+    this.count(removed, 'archive_files', 1);
     if (dropped.length > 0) await this.sayDropped(dropped);
   }
 
