@@ -25,7 +25,7 @@ import { storeProblems } from '../src/cli/status.js';
 const T0 = Date.UTC(2026, 0, 1);
 
 t.test('the next slice: age first, then over the budget the oldest history of either kind', async (t) => {
-  const base: HistorySnapshot = { now: T0 + 100 * DAY_MS, requestDays: 90, eventDays: 30, oldestEnded: undefined, oldestEvent: undefined, usedBytes: 10, budgetBytes: 100 };
+  const base: HistorySnapshot = { now: T0 + 100 * DAY_MS, requestDays: 90, eventDays: 30, oldestEnded: undefined, oldestEvent: undefined };
   const rows: [string, Partial<HistorySnapshot>, boolean, ReturnType<typeof nextSlice>][] = [
     ['nothing held', {}, false, undefined],
     ['nothing held, over budget', {}, true, undefined],

@@ -36,7 +36,6 @@ export const DELETE_EVENTS = 250;
 /** Records read between turns of the event loop while a file is written. */
 const READ_RUN = 100;
 
-
 /** How long each kind of history is kept, and the store's share of its disk. */
 export interface RetentionSettings {
   requestDays: number;
@@ -148,12 +147,12 @@ export class HistoryPruner {
     try {
       for (;;) {
         const budget = this.budgetBytes();
-        this.sizePruning = overBudget(this.usedBytes(), budget, this.sizePruning);
+        const used = this.usedBytes();
+        this.sizePruning = overBudget(used, budget, this.sizePruning);
         const slice = nextSlice({
           now: this.deps.now(), requestDays: settings.requestDays, eventDays: settings.eventDays,
           oldestEnded: exhausted.has('requests') ? undefined : this.oldestEnded(),
           oldestEvent: exhausted.has('events') ? undefined : this.oldestEvent(),
-          usedBytes: this.usedBytes(), budgetBytes: budget,
         }, this.sizePruning);
         if (!slice) break;
         const n = slice.kind === 'requests' ? await this.pruneRequests(slice, removed) : await this.pruneEvents(slice, removed);

@@ -19,9 +19,6 @@ export interface HistorySnapshot {
   /** When the oldest ended request ended, and when the oldest event was made (undefined: none held). */
   oldestEnded: number | undefined;
   oldestEvent: number | undefined;
-  /** Bytes the store's records take now, and the most they may take (its share of the disk). */
-  usedBytes: number;
-  budgetBytes: number;
 }
 
 /** A slice to prune: the history of `kind` from before `before` (ms), for a reason a technician reads. */
@@ -37,7 +34,7 @@ export interface SliceChoice {
  */
 export const BUDGET_LOW_WATER = 0.9;
 
-/** The next slice to prune, or undefined when nothing is due. Age first; then, over the budget, whichever history is older. */
+/** The next slice to prune, or undefined when nothing is due. Age first; then, with the store over its budget (`overBudget`), whichever history is older. */
 export function nextSlice(s: HistorySnapshot, overBudget: boolean): SliceChoice | undefined {
   const requestCutoff = s.now - s.requestDays * DAY_MS;
   const eventCutoff = s.now - s.eventDays * DAY_MS;
