@@ -51,7 +51,7 @@ export function systemRoutes(system: SystemService, usage: StoreUsage, timeZone:
     }),
     route({
       method: 'GET', path: '/api/v2/system/storage', tag: 'System', permission: 'system:view',
-      summary: 'The store: its size and free pages, its growth over the last day and the days until the disk is full, the history archive and pruning (docs/operations.md, "Keeping history")',
+      summary: 'The store: its size and free pages, its growth over the last day and the days until the disk is full, the history archive and pruning (beyond the spec; docs/operations.md, "Keeping history")',
       responses: { 200: StorageAnswer },
       handler: () => {
         const r = usage.report();
