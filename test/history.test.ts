@@ -18,7 +18,7 @@ import { SupportOutbox } from '../src/domain/support/outbox.js';
 import { HistoryArchive } from '../src/domain/history/archive.js';
 import { PRUNED_MARK } from '../src/domain/history/marks.js';
 import { DELETE_EVENTS, DELETE_REQUESTS, FILE_EVENTS, HistoryPruner, type RetentionSettings } from '../src/domain/history/pruner.js';
-import { BUDGET_LOW_WATER, DAY_MS, decideBudgetAlarm, forecast, idInstant, nextSlice, overBudget, prunedReason, type HistorySnapshot } from '../src/domain/history/retention.js';
+import { BUDGET_LOW_WATER, DAY_MS, decideBudgetAlarm, forecast, idInstant, nextDeleteSize, nextSlice, overBudget, prunedReason, type HistorySnapshot } from '../src/domain/history/retention.js';
 import { StoreUsage, USAGE_COLLECTIONS, type StorageReport } from '../src/domain/history/store-usage.js';
 import { storeProblems } from '../src/cli/status.js';
 
@@ -60,6 +60,21 @@ t.test('the budget: size pruning starts over it and stops at the low water; alar
     [80, 74, { next: 0 }],
   ];
   for (const [said, share, want] of rows) t.same(decideBudgetAlarm(said as 0 | 80 | 90, share), want, `said ${said}, now ${share} %`);
+});
+
+t.test('the size of the next delete transaction follows what the last one cost, halving or doubling at most', async (t) => {
+  const rows: [number, number, number][] = [
+    [10, 3, 10],
+    [10, 1.5, 20],
+    [10, 0.1, 20],
+    [10, 0, 20],
+    [10, 6, 5],
+    [10, 60, 5],
+    [1, 60, 1],
+    [100, 0.1, 100],
+    [10, 2, 15],
+  ];
+  for (const [last, ms, want] of rows) t.equal(nextDeleteSize(last, ms, 3, 1, 100), want, `${last} records in ${ms} ms`);
 });
 
 t.test('the forecast: growth over the last day of samples, days left at that rate', async (t) => {
@@ -196,7 +211,7 @@ t.test('events past their retention leave in several files, each deleted in smal
   const removed = await r.pruner.pass();
   stop();
   t.equal(removed.events, n);
-  t.ok(largest <= DELETE_EVENTS + 1, `no transaction removed more than ${DELETE_EVENTS} (${largest})`);
+  t.ok(largest <= DELETE_EVENTS.most + 1, `no transaction removed more than ${DELETE_EVENTS.most} (${largest})`);
   const left = [...r.events.after(0)].map((e) => e.description);
   t.equal(left[0], 'young', 'the young one stays');
   t.ok(left.every((d) => !d.startsWith('old ')));
@@ -379,14 +394,14 @@ t.test('migration 12 indexes the ended requests of a version 11 store', async (t
 t.test('delete transactions of requests stay small', async (t) => {
   const r = await rig(t);
   const rows: [RequestRecord, ...JobStatus[]][] = [];
-  for (let i = 0; i < DELETE_REQUESTS * 3 + 1; i++) rows.push([request(T0 + i, 'SUCCEEDED'), 'SUCCEEDED']);
+  for (let i = 0; i < DELETE_REQUESTS.most * 2 + 1; i++) rows.push([request(T0 + i, 'SUCCEEDED'), 'SUCCEEDED']);
   await put(r.store, ...rows);
   r.clock.now = T0 + 91 * DAY_MS;
   let largest = 0;
   const stop = r.store.onCommit((notice) => (largest = Math.max(largest, notice['requests']?.length ?? 0)));
   t.equal((await r.pruner.pass()).requests, rows.length);
   stop();
-  t.ok(largest <= DELETE_REQUESTS, `at most ${DELETE_REQUESTS} requests a transaction (${largest})`);
+  t.ok(largest <= DELETE_REQUESTS.most, `at most ${DELETE_REQUESTS.most} requests a transaction (${largest})`);
 });
 
 t.test('the store counts its pages: used and free add up to the file\'s high-water mark', async (t) => {

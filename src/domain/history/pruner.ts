@@ -21,7 +21,7 @@ import type { SupportOutbox } from '../support/outbox.js';
 import type { ArchiveEntry, ArchiveWriter, HistoryArchive } from './archive.js';
 import { addRequest } from './export.js';
 import { PRUNED_MARK } from './marks.js';
-import { DAY_MS, nextSlice, overBudget, type HistoryKind, type SliceChoice } from './retention.js';
+import { DAY_MS, nextDeleteSize, nextSlice, overBudget, type HistoryKind, type SliceChoice } from './retention.js';
 
 /** Requests one archive file takes at most (with their jobs, a few MB of NDJSON before gzip). */
 export const FILE_REQUESTS = 2_000;
@@ -29,12 +29,18 @@ export const FILE_REQUESTS = 2_000;
 export const FILE_EVENTS = 10_000;
 /** A slice pruned for size takes a tenth of a file: the store is measured again after each, so it stops near the low water. */
 const SIZE_SLICE_SHARE = 10;
-/** Requests (with their jobs) one delete transaction removes: a few ms of the write budget, never a long hold. */
-export const DELETE_REQUESTS = 25;
-/** Events one delete transaction removes. */
-export const DELETE_EVENTS = 250;
-/** Records read between turns of the event loop while a file is written. */
-const READ_RUN = 100;
+/**
+ * Work on the event loop one delete transaction aims at: a few ms of the store's 20 ms batch
+ * budget, so the API's own writes of that turn are not held up behind it. Its size in records
+ * follows what the last one cost (`nextDeleteSize`), within these bounds.
+ */
+export const DELETE_BUDGET_MS = 3;
+export const DELETE_REQUESTS = { first: 8, least: 1, most: 100 } as const;
+export const DELETE_EVENTS = { first: 100, least: 10, most: 1000 } as const;
+/** Reading for an archive file yields to the event loop once it has held it this long. */
+const READ_BUDGET_MS = 3;
+/** Events read from the store at a time while a file is written (no cursor stays open across a turn). */
+const READ_RUN = 1000;
 
 /** How long each kind of history is kept, and the store's share of its disk. */
 export interface RetentionSettings {
@@ -77,6 +83,13 @@ function diskSize(dir: string): number | undefined {
 }
 
 const yieldTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** `fn`'s value and the ms it held the thread. */
+function timed<T>(fn: () => T): { value: T; ms: number } {
+  const began = performance.now();
+  const value = fn();
+  return { value, ms: performance.now() - began };
+}
 
 export class HistoryPruner {
   private readonly totals: PrunedTotals = { requests: 0, jobs: 0, events: 0, support_issues: 0, archive_files: 0 };
@@ -202,9 +215,14 @@ export class HistoryPruner {
     let to = -Infinity;
     const file = await this.begin('requests', slice);
     const most = slice.reason === 'size' ? FILE_REQUESTS / SIZE_SLICE_SHARE : FILE_REQUESTS;
+    let held = performance.now();
     try {
       for (const key of store.collection(requests).keysWithin('ended', { high: slice.before - 1 })) {
         if (taken.length === most) break;
+        if (performance.now() - held > READ_BUDGET_MS) {
+          await yieldTurn();
+          held = performance.now();
+        }
         const r = store.collection(requests).get(key);
         if (!r || !isFinalRequest(r.status)) continue;
         const its = [...store.collection(jobs).findBy('request_id', r.id)];
@@ -213,7 +231,6 @@ export class HistoryPruner {
         from = Math.min(from, r.updated_at);
         to = Math.max(to, r.updated_at);
         if (file) await addRequest(file, r, its);
-        if (taken.length % READ_RUN === 0) await yieldTurn();
       }
       if (taken.length === 0) {
         await file?.abandon();
@@ -224,11 +241,14 @@ export class HistoryPruner {
       await file?.abandon();
       throw err;
     }
-    for (let i = 0; i < taken.length; i += DELETE_REQUESTS) {
-      const part = taken.slice(i, i + DELETE_REQUESTS);
-      const n = await store.write(() => this.deleteRequests(part));
-      this.count(removed, 'requests', n.requests);
-      this.count(removed, 'jobs', n.jobs);
+    let size: number = DELETE_REQUESTS.first;
+    for (let i = 0; i < taken.length;) {
+      const part = taken.slice(i, i + size);
+      i += part.length;
+      const n = await store.write(() => timed(() => this.deleteRequests(part)));
+      this.count(removed, 'requests', n.value.requests);
+      this.count(removed, 'jobs', n.value.jobs);
+      size = nextDeleteSize(part.length, n.ms, DELETE_BUDGET_MS, DELETE_REQUESTS.least, DELETE_REQUESTS.most);
     }
     return taken.length;
   }
@@ -278,9 +298,9 @@ export class HistoryPruner {
             break;
           }
           run.push(e);
-          if (run.length === READ_RUN * 10) break;
+          if (run.length === READ_RUN) break;
         }
-        if (run.length < READ_RUN * 10) more = false;
+        if (run.length < READ_RUN) more = false;
         for (const e of run) {
           ids.push(e.id);
           from = Math.min(from, e.created_at);
@@ -298,13 +318,17 @@ export class HistoryPruner {
       await file?.abandon();
       throw err;
     }
-    for (let i = 0; i < ids.length; i += DELETE_EVENTS) {
-      const part = ids.slice(i, i + DELETE_EVENTS);
-      this.count(removed, 'events', await store.write(() => {
-        let n = 0;
-        for (const id of part) if (store.collection(eventRecords).remove(id)) n++;
-        return n;
+    let size: number = DELETE_EVENTS.first;
+    for (let i = 0; i < ids.length;) {
+      const part = ids.slice(i, i + size);
+      i += part.length;
+      const n = await store.write(() => timed(() => {
+        let gone = 0;
+        for (const id of part) if (store.collection(eventRecords).remove(id)) gone++;
+        return gone;
       }));
+      this.count(removed, 'events', n.value);
+      size = nextDeleteSize(part.length, n.ms, DELETE_BUDGET_MS, DELETE_EVENTS.least, DELETE_EVENTS.most);
     }
     return ids.length;
   }

@@ -109,3 +109,13 @@ export function prunedReason(what: 'request' | 'job', id: string, prunedThrough:
   if (at === undefined || prunedThrough === 0 || at > prunedThrough) return undefined;
   return `${what} ${id} does not exist: it was made ${new Date(at).toISOString()}, and ended ${what}s made up to ${new Date(prunedThrough).toISOString()} have been pruned (history.retentionDays) into the history archive`;
 }
+
+/**
+ * How many records the next delete transaction takes: scaled from the last one's so that its
+ * work on the event loop comes near `budgetMs` (halving at most, doubling at most, between
+ * `least` and `most`), since what a record costs to delete depends on the load and the disk.
+ */
+export function nextDeleteSize(last: number, lastMs: number, budgetMs: number, least: number, most: number): number {
+  const scaled = lastMs <= 0 ? last * 2 : (last * budgetMs) / lastMs;
+  return Math.max(least, Math.min(most, Math.round(Math.max(last / 2, Math.min(last * 2, scaled)))));
+}
