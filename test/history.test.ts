@@ -17,7 +17,7 @@ import { REQUEST_COLLECTIONS, jobs, requests, type JobRecord, type JobStatus, ty
 import { SupportOutbox } from '../src/domain/support/outbox.js';
 import { HistoryArchive } from '../src/domain/history/archive.js';
 import { PRUNED_MARK } from '../src/domain/history/marks.js';
-import { DELETE_EVENTS, DELETE_REQUESTS, FILE_EVENTS, HistoryPruner, type RetentionSettings } from '../src/domain/history/pruner.js';
+import { DELETE_EVENTS, DELETE_REQUESTS, FILE_EVENTS, HistoryPruner, PRUNER_DUTY, type RetentionSettings } from '../src/domain/history/pruner.js';
 import { BUDGET_LOW_WATER, DAY_MS, decideBudgetAlarm, forecast, idInstant, nextDeleteSize, nextSlice, overBudget, prunedReason, type HistorySnapshot } from '../src/domain/history/retention.js';
 import { StoreUsage, USAGE_COLLECTIONS, type StorageReport } from '../src/domain/history/store-usage.js';
 import { storeProblems } from '../src/cli/status.js';
@@ -108,7 +108,7 @@ interface Rig {
   logged: { level: string; obj: object; msg: string }[];
 }
 
-async function rig(t: { teardown(fn: () => unknown): void }, o: { disk?: () => number | undefined; quota?: number; outbox?: SupportOutbox } = {}): Promise<Rig> {
+async function rig(t: { teardown(fn: () => unknown): void }, o: { disk?: () => number | undefined; quota?: number; outbox?: SupportOutbox; duty?: number } = {}): Promise<Rig> {
   const dir = mkdtempSync(path.join(tmpdir(), 'wh-history-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const store = await Store.open({ dir: path.join(dir, 'db') }, [...REQUEST_COLLECTIONS, ...EVENT_COLLECTIONS, ...USAGE_COLLECTIONS], MIGRATIONS);
@@ -120,7 +120,7 @@ async function rig(t: { teardown(fn: () => unknown): void }, o: { disk?: () => n
   const logged: Rig['logged'] = [];
   const log = (level: string) => (obj: object, msg: string) => logged.push({ level, obj, msg });
   const pruner = new HistoryPruner({
-    store, events, archive, outbox: o.outbox, storeDir: path.join(dir, 'db'), now: () => clock.now, settings: () => ({ ...settings }), diskBytes: o.disk ?? (() => 2 ** 40),
+    store, events, archive, outbox: o.outbox, storeDir: path.join(dir, 'db'), now: () => clock.now, settings: () => ({ ...settings }), diskBytes: o.disk ?? (() => 2 ** 40), duty: o.duty ?? 1,
     log: { info: log('info'), warn: log('warn'), error: log('error') },
   });
   return { dir, store, events, archive, pruner, settings, clock, logged };
@@ -154,7 +154,8 @@ function archived(archive: HistoryArchive, kind: string): Record<string, unknown
 }
 
 t.test('ended requests past the retention leave with their jobs, archived first; open work and what it holds stay', async (t) => {
-  const r = await rig(t);
+  // Paced as in the daemon: the pruner rests between its holds of the event loop.
+  const r = await rig(t, { duty: PRUNER_DUTY });
   const { store } = r;
   const old = request(T0, 'SUCCEEDED', T0 + 3_600_000);
   const cancelled = request(T0 + 1000, 'CANCELLED', T0 + 7_200_000);

@@ -39,6 +39,14 @@ export const DELETE_REQUESTS = { first: 8, least: 1, most: 100 } as const;
 export const DELETE_EVENTS = { first: 100, least: 10, most: 1000 } as const;
 /** Reading for an archive file yields to the event loop once it has held it this long. */
 const READ_BUDGET_MS = 3;
+/**
+ * The share of the event loop the pruner takes at most: after each hold (a delete transaction,
+ * a run of reading) it rests so long that its holds are this share of the time. Without it the
+ * next delete followed every commit, and the mix's p99 rose up to twofold while pruning; at a
+ * tenth it still prunes several times faster than the busiest site measured makes history
+ * (docs/benchmarks-history.md).
+ */
+export const PRUNER_DUTY = 0.1;
 /** Events read from the store at a time while a file is written (no cursor stays open across a turn). */
 const READ_RUN = 1000;
 
@@ -67,6 +75,8 @@ export interface PrunerDeps {
   storeDir: string;
   /** Size of that filesystem (statfs by default; undefined when it cannot be read). */
   diskBytes?: () => number | undefined;
+  /** The share of the event loop the pruner takes at most (PRUNER_DUTY by default; 1: no rest, for tests). */
+  duty?: number;
   now: () => number;
   settings: () => RetentionSettings;
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
@@ -189,6 +199,13 @@ export class HistoryPruner {
     return removed;
   }
 
+  /** Gives the event loop back after holding it `heldMs`: long enough that the pruner's holds are its duty's share of the time. */
+  private async rest(heldMs: number): Promise<void> {
+    const duty = this.deps.duty ?? PRUNER_DUTY;
+    if (duty >= 1) return yieldTurn();
+    await new Promise<void>((resolve) => setTimeout(resolve, (heldMs * (1 - duty)) / duty));
+  }
+
   /** Counts what a slice removed, in the pass's figures and at once in the totals (a pass over a backlog runs for minutes). */
   private count(removed: PrunedTotals, what: keyof PrunedTotals, n: number): void {
     removed[what] += n;
@@ -220,7 +237,7 @@ export class HistoryPruner {
       for (const key of store.collection(requests).keysWithin('ended', { high: slice.before - 1 })) {
         if (taken.length === most) break;
         if (performance.now() - held > READ_BUDGET_MS) {
-          await yieldTurn();
+          await this.rest(performance.now() - held);
           held = performance.now();
         }
         const r = store.collection(requests).get(key);
@@ -249,6 +266,7 @@ export class HistoryPruner {
       this.count(removed, 'requests', n.value.requests);
       this.count(removed, 'jobs', n.value.jobs);
       size = nextDeleteSize(part.length, n.ms, DELETE_BUDGET_MS, DELETE_REQUESTS.least, DELETE_REQUESTS.most);
+      await this.rest(n.ms);
     }
     return taken.length;
   }
@@ -290,7 +308,8 @@ export class HistoryPruner {
     try {
       // Ids grow with time: the first event made after the cutoff ends the slice. Read a run at
       // a time, with no cursor open while the file is written.
-      for (let after = 0, more = true; more && ids.length < most; await yieldTurn()) {
+      for (let after = 0, more = true; more && ids.length < most;) {
+        const began = performance.now();
         const run: EventRecord[] = [];
         for (const e of store.collection(eventRecords).range(after + 1)) {
           if (e.created_at >= slice.before || ids.length + run.length === most) {
@@ -308,6 +327,7 @@ export class HistoryPruner {
           await file?.add(e);
         }
         after = run.at(-1)?.id ?? after;
+        await this.rest(performance.now() - began);
       }
       if (ids.length === 0) {
         await file?.abandon();
@@ -329,6 +349,7 @@ export class HistoryPruner {
       }));
       this.count(removed, 'events', n.value);
       size = nextDeleteSize(part.length, n.ms, DELETE_BUDGET_MS, DELETE_EVENTS.least, DELETE_EVENTS.most);
+      await this.rest(n.ms);
     }
     return ids.length;
   }
