@@ -227,15 +227,12 @@ export class HistoryPruner {
   /** Archives then deletes up to FILE_REQUESTS ended requests (with their jobs) that ended before `slice.before` (a tenth of that for size); returns how many left. */
   private async pruneRequests(slice: SliceChoice, removed: PrunedTotals): Promise<number> {
     const { store } = this.deps;
-    const taken: { id: string; updated_at: number }[] = [];
-    let from = Infinity;
-    let to = -Infinity;
-    const file = await this.begin('requests', slice);
     const most = slice.reason === 'size' ? FILE_REQUESTS / SIZE_SLICE_SHARE : FILE_REQUESTS;
-    let held = performance.now();
-    try {
+    const taken = await this.archive('requests', slice, removed, async (file, span) => {
+      const out: { id: string; updated_at: number }[] = [];
+      let held = performance.now();
       for (const key of store.collection(requests).keysWithin('ended', { high: slice.before - 1 })) {
-        if (taken.length === most) break;
+        if (out.length === most) break;
         if (performance.now() - held > READ_BUDGET_MS) {
           await this.rest(performance.now() - held);
           held = performance.now();
@@ -244,30 +241,16 @@ export class HistoryPruner {
         if (!r || !isFinalRequest(r.status)) continue;
         const its = [...store.collection(jobs).findBy('request_id', r.id)];
         if (its.some((j) => !isFinalJob(j.status))) continue;
-        taken.push({ id: r.id, updated_at: r.updated_at });
-        from = Math.min(from, r.updated_at);
-        to = Math.max(to, r.updated_at);
+        out.push({ id: r.id, updated_at: r.updated_at });
+        span(r.updated_at);
         if (file) await addRequest(file, r, its);
       }
-      if (taken.length === 0) {
-        await file?.abandon();
-        return 0;
-      }
-      if (file) await this.finish(file, from, to, removed);
-    } catch (err) {
-      await file?.abandon();
-      throw err;
-    }
-    let size: number = DELETE_REQUESTS.first;
-    for (let i = 0; i < taken.length;) {
-      const part = taken.slice(i, i + size);
-      i += part.length;
-      const n = await store.write(() => timed(() => this.deleteRequests(part)));
-      this.count(removed, 'requests', n.value.requests);
-      this.count(removed, 'jobs', n.value.jobs);
-      size = nextDeleteSize(part.length, n.ms, DELETE_BUDGET_MS, DELETE_REQUESTS.least, DELETE_REQUESTS.most);
-      await this.rest(n.ms);
-    }
+      return out;
+    });
+    await this.deleteInParts(taken, DELETE_REQUESTS, (part) => this.deleteRequests(part), (n) => {
+      this.count(removed, 'requests', n.requests);
+      this.count(removed, 'jobs', n.jobs);
+    });
     return taken.length;
   }
 
@@ -300,19 +283,16 @@ export class HistoryPruner {
   /** Archives then deletes up to FILE_EVENTS events made before `slice.before` (a tenth of that for size); returns how many left. */
   private async pruneEvents(slice: SliceChoice, removed: PrunedTotals): Promise<number> {
     const { store } = this.deps;
-    const ids: number[] = [];
-    const file = await this.begin('events', slice);
     const most = slice.reason === 'size' ? FILE_EVENTS / SIZE_SLICE_SHARE : FILE_EVENTS;
-    let from = Infinity;
-    let to = -Infinity;
-    try {
+    const ids = await this.archive('events', slice, removed, async (file, span) => {
+      const out: number[] = [];
       // Ids grow with time: the first event made after the cutoff ends the slice. Read a run at
       // a time, with no cursor open while the file is written.
-      for (let after = 0, more = true; more && ids.length < most;) {
+      for (let after = 0, more = true; more && out.length < most;) {
         const began = performance.now();
         const run: EventRecord[] = [];
         for (const e of store.collection(eventRecords).range(after + 1)) {
-          if (e.created_at >= slice.before || ids.length + run.length === most) {
+          if (e.created_at >= slice.before || out.length + run.length === most) {
             more = false;
             break;
           }
@@ -321,37 +301,58 @@ export class HistoryPruner {
         }
         if (run.length < READ_RUN) more = false;
         for (const e of run) {
-          ids.push(e.id);
-          from = Math.min(from, e.created_at);
-          to = Math.max(to, e.created_at);
+          out.push(e.id);
+          span(e.created_at);
           await file?.add(e);
         }
         after = run.at(-1)?.id ?? after;
         await this.rest(performance.now() - began);
       }
-      if (ids.length === 0) {
-        await file?.abandon();
-        return 0;
-      }
-      if (file) await this.finish(file, from, to, removed);
+      return out;
+    });
+    await this.deleteInParts(ids, DELETE_EVENTS, (part) => {
+      let gone = 0;
+      for (const id of part) if (store.collection(eventRecords).remove(id)) gone++;
+      return gone;
+    }, (n) => this.count(removed, 'events', n));
+    return ids.length;
+  }
+
+  /**
+   * Reads a slice into a new archive file of `kind` (`read` adds the records, calls `span` with
+   * each one's instant and returns what it took), and makes the file part of the archive, or
+   * gives it up when nothing was taken or reading failed. `read` gets no file when the store is
+   * over its budget and the archive cannot be written.
+   */
+  private async archive<T>(kind: HistoryKind, slice: SliceChoice, removed: PrunedTotals, read: (file: ArchiveWriter | undefined, span: (at: number) => void) => Promise<T[]>): Promise<T[]> {
+    const file = await this.begin(kind, slice);
+    let from = Infinity;
+    let to = -Infinity;
+    try {
+      const taken = await read(file, (at) => {
+        from = Math.min(from, at);
+        to = Math.max(to, at);
+      });
+      if (taken.length === 0) await file?.abandon();
+      else if (file) await this.finish(file, from, to, removed);
+      return taken;
     } catch (err) {
       await file?.abandon();
       throw err;
     }
-    let size: number = DELETE_EVENTS.first;
-    for (let i = 0; i < ids.length;) {
-      const part = ids.slice(i, i + size);
+  }
+
+  /** Deletes `items` in write transactions sized by time within `bounds`, resting between them; `counted` hears what each removed once it is durable. */
+  private async deleteInParts<T, R>(items: readonly T[], bounds: { first: number; least: number; most: number }, remove: (part: readonly T[]) => R, counted: (r: R) => void): Promise<void> {
+    let size = bounds.first;
+    for (let i = 0; i < items.length;) {
+      const part = items.slice(i, i + size);
       i += part.length;
-      const n = await store.write(() => timed(() => {
-        let gone = 0;
-        for (const id of part) if (store.collection(eventRecords).remove(id)) gone++;
-        return gone;
-      }));
-      this.count(removed, 'events', n.value);
-      size = nextDeleteSize(part.length, n.ms, DELETE_BUDGET_MS, DELETE_EVENTS.least, DELETE_EVENTS.most);
+      const n = await this.deps.store.write(() => timed(() => remove(part)));
+      counted(n.value);
+      size = nextDeleteSize(part.length, n.ms, DELETE_BUDGET_MS, bounds.least, bounds.most);
       await this.rest(n.ms);
     }
-    return ids.length;
   }
 
   /** Archives then removes the support issues made before `cutoff` (their keys carry their day, their record the instant). */
