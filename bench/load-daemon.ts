@@ -36,9 +36,12 @@ export interface DaemonOptions {
 
 /** Starts dist/main.js on `stateDir`; resolves once it listens. */
 export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
+  // The test runner's own variables (WAREHOUSE_TEST_DIST, when the suite runs a bench) are not the
+  // daemon's, which refuses a WAREHOUSE_* name it does not know.
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('WAREHOUSE_TEST_')));
   const child = spawn(process.execPath, [...daemonNodeFlags(), ...(o.flags ?? []), path.join(ROOT, 'dist/main.js')], {
     cwd: ROOT,
-    env: { ...process.env, WAREHOUSE_STATE_DIR: o.stateDir, WAREHOUSE_PORT: '0', WAREHOUSE_LINKS: o.links, WAREHOUSE_LOG_LEVEL: 'info' },
+    env: { ...inherited, WAREHOUSE_STATE_DIR: o.stateDir, WAREHOUSE_PORT: '0', WAREHOUSE_LINKS: o.links, WAREHOUSE_LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const port = await new Promise<number>((resolve, reject) => {
