@@ -42,9 +42,9 @@ const READ_BUDGET_MS = 3;
 /**
  * The share of the event loop the pruner takes at most: after each hold (a delete transaction,
  * a run of reading) it rests so long that its holds are this share of the time. Without it the
- * next delete followed every commit, and the mix's p99 rose up to twofold while pruning; at a
- * tenth it still prunes several times faster than the busiest site measured makes history
- * (docs/benchmarks-history.md).
+ * next delete followed every commit, and the mix's p99 rose up to twofold while pruning. With a
+ * loop kept saturated, a fixed tenth prunes slower than the busiest site measured makes
+ * history (docs/benchmarks-history.md): the rest should follow how busy the loop is.
  */
 export const PRUNER_DUTY = 0.1;
 /** Events read from the store at a time while a file is written (no cursor stays open across a turn). */
