@@ -82,11 +82,11 @@ export interface PrunerDeps {
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
 
-/** Size of the filesystem under `dir`, or undefined when it cannot be read. */
-function diskSize(dir: string): number | undefined {
+/** Size and space left of the filesystem under `dir`, or undefined when it cannot be read. */
+export function diskOf(dir: string): { total: number; free: number } | undefined {
   try {
-    const fs = statfsSync(dir);
-    return fs.blocks * fs.bsize;
+    const s = statfsSync(dir);
+    return { total: s.blocks * s.bsize, free: s.bavail * s.bsize };
   } catch {
     return undefined;
   }
@@ -120,7 +120,7 @@ export class HistoryPruner {
 
   /** The store's budget in bytes: its share of the filesystem it is on (Infinity when that cannot be read). */
   budgetBytes(): number {
-    const disk = (this.deps.diskBytes ?? (() => diskSize(this.deps.storeDir)))();
+    const disk = (this.deps.diskBytes ?? (() => diskOf(this.deps.storeDir)?.total))();
     return disk === undefined ? Infinity : (disk * this.deps.settings().storeSharePercent) / 100;
   }
 

@@ -4,7 +4,7 @@
  * days left at that rate, and the events at 80 and 90 % of its share of the disk. Read by
  * `GET /api/v2/system/storage`, the status file and `warehouse-controller status`.
  */
-import { statSync, statfsSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import type { CollectionDef } from '../../store/collection.js';
 import type { Store } from '../../store/store.js';
@@ -12,7 +12,7 @@ import { EVENT } from '../events/catalogue.js';
 import type { Events } from '../events/events.js';
 import { requests } from '../requests/records.js';
 import type { HistoryArchive } from './archive.js';
-import type { HistoryPruner, RetentionSettings } from './pruner.js';
+import { diskOf, type HistoryPruner, type RetentionSettings } from './pruner.js';
 import { DAY_MS, decideBudgetAlarm, forecast, type BudgetAlarm, type UsageSample } from './retention.js';
 
 export interface UsageRecord {
@@ -153,15 +153,6 @@ export class StoreUsage {
     } catch {
       return 0;
     }
-  }
-}
-
-function diskOf(dir: string): { total: number; free: number } | undefined {
-  try {
-    const s = statfsSync(dir);
-    return { total: s.blocks * s.bsize, free: s.bavail * s.bsize };
-  } catch {
-    return undefined;
   }
 }
 
