@@ -17,8 +17,8 @@ import { REQUEST_COLLECTIONS, jobs, requests, type JobRecord, type JobStatus, ty
 import { SupportOutbox } from '../src/domain/support/outbox.js';
 import { HistoryArchive } from '../src/domain/history/archive.js';
 import { PRUNED_MARK } from '../src/domain/history/marks.js';
-import { DELETE_EVENTS, DELETE_REQUESTS, FILE_EVENTS, HistoryPruner, PRUNER_DUTY, type RetentionSettings } from '../src/domain/history/pruner.js';
-import { BUDGET_LOW_WATER, DAY_MS, decideBudgetAlarm, forecast, idInstant, nextDeleteSize, nextSlice, overBudget, prunedReason, type HistorySnapshot } from '../src/domain/history/retention.js';
+import { DELETE_EVENTS, DELETE_REQUESTS, FILE_EVENTS, HistoryPruner, type RetentionSettings } from '../src/domain/history/pruner.js';
+import { BUDGET_LOW_WATER, DAY_MS, decideBudgetAlarm, forecast, idInstant, nextDeleteSize, nextSlice, overBudget, prunedReason, PRUNER_SHARE_LEAST, PRUNER_SHARE_MOST, prunerShare, restAfter, type HistorySnapshot } from '../src/domain/history/retention.js';
 import { StoreUsage, USAGE_COLLECTIONS, type StorageReport } from '../src/domain/history/store-usage.js';
 import { storeProblems } from '../src/cli/status.js';
 
@@ -77,6 +77,21 @@ t.test('the size of the next delete transaction follows what the last one cost, 
   for (const [last, ms, want] of rows) t.equal(nextDeleteSize(last, ms, 3, 1, 100), want, `${last} records in ${ms} ms`);
 });
 
+t.test('the pruner takes what the rest of the loop leaves, within bounds', async (t) => {
+  const rows: [string, number, number][] = [
+    ['an idle loop: the most', 0, PRUNER_SHARE_MOST],
+    ['a quiet loop', 0.1, PRUNER_SHARE_MOST],
+    ['half busy: the other half', 0.5, 0.5],
+    ['busy: what is left', 0.75, 0.25],
+    ['saturated: still the least, to keep up with the site', 1, PRUNER_SHARE_LEAST],
+    ['not measured yet: as if saturated', Number.NaN, PRUNER_SHARE_LEAST],
+  ];
+  for (const [name, busy, want] of rows) t.equal(prunerShare(busy), want, name);
+  t.equal(restAfter(3, 0.5), 3, 'half the loop: rests as long as it held it');
+  t.equal(restAfter(2, 0.2), 8, 'a fifth: rests four times as long');
+  t.equal(restAfter(-1, 0.2), 0, 'a negative hold (a clock read twice) rests not at all');
+});
+
 t.test('the forecast: growth over the last day of samples, days left at that rate', async (t) => {
   const now = T0 + 10 * DAY_MS;
   t.same(forecast([], now, 1000), { growthPerDay: null, daysLeft: null }, 'no samples');
@@ -108,7 +123,7 @@ interface Rig {
   logged: { level: string; obj: object; msg: string }[];
 }
 
-async function rig(t: { teardown(fn: () => unknown): void }, o: { disk?: () => number | undefined; quota?: number; outbox?: SupportOutbox; duty?: number } = {}): Promise<Rig> {
+async function rig(t: { teardown(fn: () => unknown): void }, o: { disk?: () => number | undefined; quota?: number; outbox?: SupportOutbox; paced?: boolean } = {}): Promise<Rig> {
   const dir = mkdtempSync(path.join(tmpdir(), 'wh-history-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const store = await Store.open({ dir: path.join(dir, 'db') }, [...REQUEST_COLLECTIONS, ...EVENT_COLLECTIONS, ...USAGE_COLLECTIONS], MIGRATIONS);
@@ -120,7 +135,7 @@ async function rig(t: { teardown(fn: () => unknown): void }, o: { disk?: () => n
   const logged: Rig['logged'] = [];
   const log = (level: string) => (obj: object, msg: string) => logged.push({ level, obj, msg });
   const pruner = new HistoryPruner({
-    store, events, archive, outbox: o.outbox, storeDir: path.join(dir, 'db'), now: () => clock.now, settings: () => ({ ...settings }), diskBytes: o.disk ?? (() => 2 ** 40), duty: o.duty ?? 1,
+    store, events, archive, outbox: o.outbox, storeDir: path.join(dir, 'db'), now: () => clock.now, settings: () => ({ ...settings }), diskBytes: o.disk ?? (() => 2 ** 40), duty: o.paced ? undefined : 1,
     log: { info: log('info'), warn: log('warn'), error: log('error') },
   });
   return { dir, store, events, archive, pruner, settings, clock, logged };
@@ -155,7 +170,7 @@ function archived(archive: HistoryArchive, kind: string): Record<string, unknown
 
 t.test('ended requests past the retention leave with their jobs, archived first; open work and what it holds stay', async (t) => {
   // Paced as in the daemon: the pruner rests between its holds of the event loop.
-  const r = await rig(t, { duty: PRUNER_DUTY });
+  const r = await rig(t, { paced: true });
   const { store } = r;
   const old = request(T0, 'SUCCEEDED', T0 + 3_600_000);
   const cancelled = request(T0 + 1000, 'CANCELLED', T0 + 7_200_000);

@@ -21,7 +21,7 @@ import type { SupportOutbox } from '../support/outbox.js';
 import type { ArchiveEntry, ArchiveWriter, HistoryArchive } from './archive.js';
 import { addRequest } from './export.js';
 import { PRUNED_MARK } from './marks.js';
-import { DAY_MS, nextDeleteSize, nextSlice, overBudget, type HistoryKind, type SliceChoice } from './retention.js';
+import { DAY_MS, nextDeleteSize, nextSlice, overBudget, prunerShare, restAfter, type HistoryKind, type SliceChoice } from './retention.js';
 
 /** Requests one archive file takes at most (with their jobs, a few MB of NDJSON before gzip). */
 export const FILE_REQUESTS = 2_000;
@@ -39,14 +39,6 @@ export const DELETE_REQUESTS = { first: 8, least: 1, most: 100 } as const;
 export const DELETE_EVENTS = { first: 100, least: 10, most: 1000 } as const;
 /** Reading for an archive file yields to the event loop once it has held it this long. */
 const READ_BUDGET_MS = 3;
-/**
- * The share of the event loop the pruner takes at most: after each hold (a delete transaction,
- * a run of reading) it rests so long that its holds are this share of the time. Without it the
- * next delete followed every commit, and the mix's p99 rose up to twofold while pruning. With a
- * loop kept saturated, a fixed tenth prunes slower than the busiest site measured makes
- * history (docs/benchmarks-history.md): the rest should follow how busy the loop is.
- */
-export const PRUNER_DUTY = 0.1;
 /** Events read from the store at a time while a file is written (no cursor stays open across a turn). */
 const READ_RUN = 1000;
 
@@ -75,7 +67,7 @@ export interface PrunerDeps {
   storeDir: string;
   /** Size of that filesystem (statfs by default; undefined when it cannot be read). */
   diskBytes?: () => number | undefined;
-  /** The share of the event loop the pruner takes at most (PRUNER_DUTY by default; 1: no rest, for tests). */
+  /** A fixed share of the event loop for the pruner instead of one that follows the loop's load (`prunerShare`); 1: no rest, for tests. */
   duty?: number;
   now: () => number;
   settings: () => RetentionSettings;
@@ -108,6 +100,8 @@ export class HistoryPruner {
   private again = false;
   private lastPassAt: number | null = null;
   private lastError: string | null = null;
+  /** The share of the loop the thread's other work kept busy during the last rest (busy until measured). */
+  private othersBusy = 1;
   /** A pass ended over the budget: size pruning goes on down to the low water. */
   private sizePruning = false;
 
@@ -199,11 +193,20 @@ export class HistoryPruner {
     return removed;
   }
 
-  /** Gives the event loop back after holding it `heldMs`: long enough that the pruner's holds are its duty's share of the time. */
+  /**
+   * Gives the event loop back after holding it `heldMs`: long enough that the pruner's holds are
+   * its share of the time. The share follows how busy the rest of the thread's work kept the loop
+   * during the last rest (its event-loop utilisation then), so the pruner takes most of an idle
+   * loop and little of a busy one. Without the rests each delete followed the last commit at once,
+   * and the API's p99 rose up to twofold while pruning (docs/benchmarks-history.md).
+   */
   private async rest(heldMs: number): Promise<void> {
-    const duty = this.deps.duty ?? PRUNER_DUTY;
-    if (duty >= 1) return yieldTurn();
-    await new Promise<void>((resolve) => setTimeout(resolve, (heldMs * (1 - duty)) / duty));
+    const fixed = this.deps.duty;
+    if (fixed !== undefined && fixed >= 1) return yieldTurn();
+    const share = fixed ?? prunerShare(this.othersBusy);
+    const from = performance.eventLoopUtilization();
+    await new Promise<void>((resolve) => setTimeout(resolve, restAfter(heldMs, share)));
+    this.othersBusy = performance.eventLoopUtilization(from).utilization;
   }
 
   /** Counts what a slice removed, in the pass's figures and at once in the totals (a pass over a backlog runs for minutes). */

@@ -119,3 +119,24 @@ export function nextDeleteSize(last: number, lastMs: number, budgetMs: number, l
   const scaled = lastMs <= 0 ? last * 2 : (last * budgetMs) / lastMs;
   return Math.max(least, Math.min(most, Math.round(Math.max(last / 2, Math.min(last * 2, scaled)))));
 }
+
+/** The least share of the event loop the pruner takes however busy the rest keeps it: enough to keep up with the busiest site measured. */
+export const PRUNER_SHARE_LEAST = 0.2;
+/** The most it takes of an idle loop: a call that arrives still finds the loop within a hold (a few ms). */
+export const PRUNER_SHARE_MOST = 0.8;
+
+/**
+ * The share of the event loop the pruner takes next, from the share the rest of the thread's
+ * work (`othersBusy`, 0..1, measured while the pruner rested) kept it busy: what that work
+ * leaves, within PRUNER_SHARE_LEAST and PRUNER_SHARE_MOST. A fixed share was either slow at
+ * night or costly in the day.
+ */
+export function prunerShare(othersBusy: number): number {
+  const left = 1 - (Number.isFinite(othersBusy) ? othersBusy : 1);
+  return Math.max(PRUNER_SHARE_LEAST, Math.min(PRUNER_SHARE_MOST, left));
+}
+
+/** How long the pruner rests after holding the loop `heldMs`, so that its holds are `share` of the time. */
+export function restAfter(heldMs: number, share: number): number {
+  return (Math.max(0, heldMs) * (1 - share)) / share;
+}
