@@ -82,16 +82,23 @@ t.test('GET /bots/stream: checked like any request, and closed once its key is g
   t.equal(await s.closed, 4401, 'the deleted key is noticed and the stream closed');
 });
 
-t.test('POST /auth/logout revokes the refresh token and every token rotated from it', async (t) => {
+t.test('POST /auth/logout ends the session: its refresh token, every token rotated from it and their access tokens', async (t) => {
   const login = await a.client.post('/api/v2/auth/login', { email: a.boot.email, password: a.boot.password });
   t.equal(login.status, 200);
   const rotated = await a.client.post('/api/v2/auth/refresh_token', { refresh_token: login.json.refresh_token });
   t.equal(rotated.status, 200);
   const other = await a.client.post('/api/v2/auth/login', { email: a.boot.email, password: a.boot.password });
 
+  const me = (token: string) => a.client.get('/api/v2/auth/authenticate', { authorization: `Bearer ${token}` }).then((r) => r.status);
+  t.equal(await me(login.json.access_token), 200, 'before the logout: the first access token of the chain works');
+  t.equal(await me(rotated.json.access_token), 200, 'and so does the rotated one');
+
   const out = await a.client.post('/api/v2/auth/logout', { refresh_token: rotated.json.refresh_token });
   t.equal(out.status, 200);
   t.same(out.json, {});
+  t.equal(await me(rotated.json.access_token), 401, 'the session\'s access token is refused at once, not when it expires');
+  t.equal(await me(login.json.access_token), 401, 'as is every access token issued in its chain');
+  t.equal(await me(other.json.access_token), 200, 'another session\'s access token goes on');
   t.equal((await a.client.post('/api/v2/auth/refresh_token', { refresh_token: rotated.json.refresh_token })).status, 401, 'the token no longer refreshes');
   t.equal((await a.client.post('/api/v2/auth/logout', { refresh_token: rotated.json.refresh_token })).status, 200, 'a second logout is answered the same');
   t.equal((await a.client.post('/api/v2/auth/refresh_token', { refresh_token: other.json.refresh_token })).status, 200, 'another session of the same user goes on');

@@ -2,8 +2,10 @@
  * Access and refresh tokens. Access tokens are short-lived JWTs (HS256, key in the state
  * directory) naming the user and its token version; refresh tokens are opaque, stored as a
  * digest, and single-use: refreshing rotates them, and presenting a used one revokes its
- * whole family (it was stolen, or replayed). Raising a user's token version (password reset,
- * role change) refuses both kinds at once; the user's stored sessions are removed as well.
+ * whole family (it was stolen, or replayed). An access token names its family, and is refused
+ * once the family is gone (a logout, a reuse): a tablet shared between shifts must not keep the
+ * last user's access for the rest of its lifetime. Raising a user's token version (password
+ * reset, role change) refuses both kinds at once; the user's stored sessions are removed as well.
  */
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { jwtVerify, SignJWT } from 'jose';
@@ -26,7 +28,7 @@ const REFRESH_PREFIX = 'whr_';
 export async function issueTokens(deps: AuthDeps, user: UserRecord, family: string = randomUUID()): Promise<TokenPair> {
   const now = deps.now();
   const s = deps.settings();
-  const access_token = await new SignJWT({ ver: user.token_version })
+  const access_token = await new SignJWT({ ver: user.token_version, fam: family })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setIssuer(ISSUER)
     .setSubject(String(user.id))
@@ -82,7 +84,7 @@ export async function refreshTokens(deps: AuthDeps, presented: string): Promise<
  * Logout (beyond the spec): ends the session a refresh token belongs to, with every token
  * rotated from it (its family), so none of them refreshes again. A token that is malformed,
  * unknown, or whose secret does not match changes nothing; the caller is told the same either
- * way. Access tokens already issued live out their short lifetime.
+ * way. The access tokens issued in that family are refused from then on (verifyAccessToken).
  */
 export async function revokeRefreshToken(deps: AuthDeps, presented: string): Promise<boolean> {
   const match = /^whr_([0-9a-f-]{36})\.([\w-]{43})$/.exec(presented);
@@ -115,7 +117,7 @@ export function revokeSessions(deps: AuthDeps, userId: number): void {
 
 /** The user an access token names, or undefined when it is invalid, expired or revoked. */
 export async function verifyAccessToken(deps: AuthDeps, token: string): Promise<UserRecord | undefined> {
-  let payload: { sub?: string; ver?: unknown; iat?: number; exp?: number };
+  let payload: { sub?: string; ver?: unknown; fam?: unknown; iat?: number; exp?: number };
   const now = deps.now();
   try {
     ({ payload } = await jwtVerify(token, deps.secrets.tokenKey, { issuer: ISSUER, algorithms: ['HS256'], currentDate: new Date(now) }));
@@ -125,6 +127,9 @@ export async function verifyAccessToken(deps: AuthDeps, token: string): Promise<
   if (issuedAhead(payload, now)) return undefined;
   const user = deps.store.collection(users).get(Number(payload.sub));
   if (!user || payload.ver !== user.token_version) return undefined;
+  // Its session ended (logout, a reused refresh token, expiry). A token without a family was
+  // issued before tokens named one, and lives out its short lifetime.
+  if (payload.fam !== undefined && (typeof payload.fam !== 'string' || deps.store.collection(sessions).countBy('family', payload.fam) === 0)) return undefined;
   return user;
 }
 
