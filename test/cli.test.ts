@@ -103,7 +103,7 @@ t.test('status, reads, hot backup under writes, restore elsewhere, refusals, res
   t.ok(entries.includes('manifest.json') && entries.includes('state/db/warehouse.mdb') && entries.includes('state/tls/self-signed-key.pem'));
   t.notOk(entries.some((e) => /daemon\.lock|status\.json/.test(e)), 'no lock or runtime file');
 
-  t.equal(cli(['--state-dir', stateDir, 'restore', archive]).code, 1, 'restore refuses while the daemon runs');
+  t.equal(cli(['--state-dir', stateDir, 'restore', archive]).code, 75, 'restore refuses while the daemon runs: EX_TEMPFAIL, try again once it is stopped');
   t.match(cli(['--state-dir', stateDir, 'bots']).out, /^BOT/);
   t.match(cli(['--state-dir', stateDir, 'events', '--limit', '3']).out, /^ID\s+TIME\s+CODE/);
   t.match(cli(['--state-dir', stateDir, 'requests', '--all']).out, /^REQUEST/);
@@ -127,6 +127,11 @@ t.test('status, reads, hot backup under writes, restore elsewhere, refusals, res
   const restored = tempDir(t, 'wh-cli-restored-');
   const r = cli(['--state-dir', restored, 'restore', archive]);
   t.equal(r.code, 0, r.err);
+  for (const dir of ['db', 'secrets', 'tls']) {
+    t.equal(statSync(path.join(restored, dir)).mode & 0o777, statSync(path.join(stateDir, dir)).mode & 0o777, `${dir}/ restored with the mode the daemon made it with`);
+    t.equal(statSync(path.join(restored, dir)).mode & 0o777, 0o700, `${dir}/ is 0700`);
+  }
+  for (const file of ['secrets/token-signing.key', 'tls/self-signed-key.pem']) t.equal(statSync(path.join(restored, file)).mode & 0o777, 0o600, `${file} stays 0600`);
   const again = await startWithClient(t, restored, { WAREHOUSE_PORT: '0', WAREHOUSE_LINKS: 'off' });
   const ids = await skuIds(again.c);
   const inBackup = [...ids].filter((id) => id.startsWith('sku-')).length;
@@ -165,5 +170,5 @@ t.test('status, reads, hot backup under writes, restore elsewhere, refusals, res
   const anon = new Client(await d3.listening, readFileSync(path.join(restored, 'tls/self-signed-cert.pem')));
   t.teardown(() => anon.close());
   t.equal((await anon.post('/api/v2/auth/login', { email: credential.email, password: credential.password })).status, 200, 'the new password logs in');
-  t.equal(cli(['--state-dir', restored, 'reset-admin', '--out', path.join(work, 'x.json')]).code, 1, 'refused while the daemon runs');
+  t.equal(cli(['--state-dir', restored, 'reset-admin', '--out', path.join(work, 'x.json')]).code, 75, 'refused while the daemon runs: EX_TEMPFAIL');
 });

@@ -66,14 +66,15 @@ export function daemonPid(stateDir: string): number | undefined {
 
 /**
  * Takes the state directory for a command that must not run beside the daemon (restore,
- * reset-admin); the lock keeps a daemon from starting meanwhile.
+ * reset-admin, compact); the lock keeps a daemon from starting meanwhile. Refused while the
+ * daemon runs with EX_TEMPFAIL: the same command works once it is stopped.
  */
 export function withoutDaemon(stateDir: string, what: string): { release(): void } {
   try {
     return holdStateDir(stateDir);
   } catch (err) {
     if (err instanceof StateDirInUse) {
-      throw new CliError(`${what} needs the daemon stopped: pid ${err.holder} holds ${stateDir} (systemctl stop warehouse-controller)`, EXIT.failure);
+      throw new CliError(`${what} needs the daemon stopped: pid ${err.holder} holds ${stateDir} (systemctl stop warehouse-controller)`, EXIT.tempFail);
     }
     throw err;
   }

@@ -4,7 +4,7 @@
  */
 
 /** sysexits(3) and the status codes of `status` (those of LSB init scripts). */
-export const EXIT = { ok: 0, failure: 1, notRunning: 3, unknown: 4, usage: 64, dataError: 65, noInput: 66, software: 70, cannotCreate: 73, config: 78 } as const;
+export const EXIT = { ok: 0, failure: 1, notRunning: 3, unknown: 4, usage: 64, dataError: 65, noInput: 66, software: 70, cannotCreate: 73, tempFail: 75, config: 78 } as const;
 
 /** A subcommand that cannot do its job: the message for stderr and the exit status. */
 export class CliError extends Error {
