@@ -27,7 +27,7 @@ export interface ProbeWindow {
   seq: number;
   /** The API thread's event-loop delay. */
   loop: Spread | null;
-  /** V8 heap in use on the API's thread, bytes. */
+  /** V8 heap in use on the API's thread after a full collection, bytes. */
   heap: number;
   /** The brain's thread, or null when it did not answer in time. */
   brain: { pass: Spread | null; loop: Spread | null; heap: number } | null;
@@ -49,13 +49,20 @@ const RESOLUTION_MS = 10;
 const loopSpread = () => spread(loop, 1e-6, RESOLUTION_MS);
 const loop = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
 loop.enable();
+// The heap a full collection keeps (the daemon runs with --expose-gc under the probe): heapUsed at
+// an arbitrary instant also holds whatever garbage the young generation has not yet scavenged,
+// which swung one run's samples by 30 MiB and hid any trend.
+const heapKept = () => {
+  if (typeof globalThis.gc === 'function') globalThis.gc();
+  return process.memoryUsage().heapUsed;
+};
 const channel = new BroadcastChannel('soak-probe');
 channel.unref();
 
 if (isMainThread) {
   let seq = 0;
   process.on('SIGUSR2', () => {
-    const mine = { seq: ++seq, loop: loopSpread(), heap: process.memoryUsage().heapUsed, brain: null };
+    const mine = { seq: ++seq, loop: loopSpread(), heap: heapKept(), brain: null };
     loop.reset();
     const write = () => {
       clearTimeout(late);
@@ -86,7 +93,7 @@ if (isMainThread) {
   };
   channel.onmessage = (e) => {
     if (e.data.type !== 'collect') return;
-    channel.postMessage({ type: 'brain', seq: e.data.seq, pass: spread(passes, 1e-3), loop: loopSpread(), heap: process.memoryUsage().heapUsed });
+    channel.postMessage({ type: 'brain', seq: e.data.seq, pass: spread(passes, 1e-3), loop: loopSpread(), heap: heapKept() });
     passes.reset();
     loop.reset();
   };
@@ -99,7 +106,7 @@ export function installProbe(dir: string, root: string): { flags: string[]; env:
   writeFileSync(module, SOURCE);
   const file = path.join(dir, 'soak-probe.json');
   return {
-    flags: ['--import', pathToFileURL(module).href],
+    flags: ['--expose-gc', '--import', pathToFileURL(module).href],
     env: { SOAK_PROBE_FILE: file, SOAK_PROBE_BRAIN: pathToFileURL(path.join(root, 'dist/brain/worker/brain.js')).href },
     file,
   };

@@ -19,8 +19,8 @@
 //          rate grow the data and the open work without end: the work's requests come at the
 //          site's pace instead) and patch_setting (it sets events.retentionDays back to 30).
 //
-// Every --interval-minutes it prints: the daemon's RSS; the V8 heap in use on the API's thread
-// and on the brain's; the store file's size, its free pages and the pages in use (GET
+// Every --interval-minutes it prints: the daemon's RSS; the V8 heap a full collection keeps on the
+// API's thread and on the brain's; the store file's size, its free pages and the pages in use (GET
 // /api/v2/system/storage; without that route, the data file's size alone); the open jobs; the
 // mix's p50/p99 over the interval; the brain's dispatch pass p99; the API thread's event-loop
 // delay p99 (the last two from a probe preloaded into the daemon: bench/soak-probe.ts); the
