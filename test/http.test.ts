@@ -73,6 +73,21 @@ t.test('HTTP framework', async (t) => {
     t.equal(wm.headers.allow, 'GET, POST');
   });
 
+  t.test('unknown method: 501 in the error shape, and the connection goes on', async (t) => {
+    // Sent in one go on one connection: each answer must come, and the GET after them too.
+    const text = await rawRequest(s.server.port, [
+      'FOO /api/v2/things HTTP/1.1\r\nHost: x\r\n\r\n',
+      'QUERY /api/v2/things HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n',
+      'get /api/v2/things HTTP/1.1\r\nHost: x\r\n\r\n',
+      'GET /api/v2/things HTTP/1.1\r\nHost: x\r\n\r\n',
+    ], 1500);
+    const statuses = [...text.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => Number(m[1]));
+    t.same(statuses, [501, 501, 501, 200], 'methods are case-sensitive (RFC 9110): `get` is not GET');
+    const bodies = [...text.matchAll(/\r\n\r\n(\{[^\r]*?\})(?=HTTP\/1\.1|$)/g)].map((m) => JSON.parse(m[1]!) as { code?: string; detail?: string; request_id?: string });
+    t.match(bodies[0], { code: 'not_implemented', detail: /FOO/, request_id: String }, 'the documented error shape');
+    t.match(bodies[1], { code: 'not_implemented', detail: /QUERY/ });
+  });
+
   t.test('JSON bodies: created, validated, refused', async (t) => {
     const ok = await c.post('/api/v2/things', { name: 'a', count: 1 });
     t.equal(ok.status, 201);

@@ -20,6 +20,7 @@ export type DomainErrorCode =
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'method_not_allowed'
+  | 'not_implemented'
   | 'too_many_requests'
   | 'upgrade_required'
   | 'unavailable';

@@ -21,6 +21,7 @@ export const STATUS_OF: Record<DomainErrorCode, number> = {
   too_many_requests: 429,
   upgrade_required: 426,
   unavailable: 503,
+  not_implemented: 501,
 };
 
 /** Schema of the validation error body (spec 2.1). */

@@ -59,6 +59,14 @@ export interface ServerOptions {
 }
 
 /** Headers copied from every request; anything else is not available to handlers. */
+/**
+ * The methods of RFC 9110 and PATCH (RFC 5789). Any other (`QUERY`, `FOO`, a lowercase `get`:
+ * methods are case-sensitive) is one the server does not implement for any resource: 501. A
+ * known method that a path does not take is the router's 405 with `Allow`.
+ */
+const HTTP_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH']);
+const API_METHODS = 'GET, HEAD, POST, PUT, PATCH and DELETE';
+
 const COPIED_HEADERS = ['authorization', 'content-type', 'content-length', 'x-request-id', 'idempotency-key', 'user-agent', 'x-forwarded-for'];
 const JSON_TYPE = 'application/json';
 /** JSON bodies are held in memory while parsed: all of them together at most this many times bodyLimit. */
@@ -238,7 +246,7 @@ export class HttpServer {
   private dispatch(res: HttpResponse, req: HttpRequest): void {
     const exchange = new Exchange(res);
     // HttpRequest dies with this callback: copy everything needed now.
-    const method = req.getCaseSensitiveMethod().toUpperCase();
+    const method = req.getCaseSensitiveMethod();
     const url = req.getUrl();
     const qs = req.getQuery() ?? '';
     const headers: Record<string, string> = {};
@@ -278,6 +286,7 @@ export class HttpServer {
   /** Runs one request; returns the status sent (synchronously when nothing awaits). */
   private serve(exchange: Exchange, method: string, url: string, qs: string, headers: Record<string, string>, requestId: string): number | Promise<number> {
     if (this.draining) throw new HttpError('unavailable', 'The controller is shutting down', { connection: 'close' });
+    if (!HTTP_METHODS.has(method)) throw new HttpError('not_implemented', `${method} is not a method this server knows (methods are case-sensitive); the API takes ${API_METHODS}`);
     const match = this.router.match(method, url);
     if (match.kind === 'not_found') throw new HttpError('not_found', `No endpoint ${method} ${url}`);
     if (match.kind === 'method_not_allowed') {
@@ -484,8 +493,8 @@ export class HttpServer {
   private logRequest(method: string, url: string, status: number, requestId: string, ms: number, aborted: boolean): void {
     const log = this.requestLog;
     // A 500 is a bug; a 503 or 507 (shutting down, the disk) is an operational state the
-    // events and the storage fault log already report.
-    const level = status >= 500 && status !== 503 && status !== 507 ? 'error' : status === 507 ? 'warn' : status >= 400 || method !== 'GET' ? 'info' : 'debug';
+    // events and the storage fault log already report; a 501 is a client's unknown method.
+    const level = status >= 500 && status !== 501 && status !== 503 && status !== 507 ? 'error' : status === 507 ? 'warn' : status >= 400 || method !== 'GET' ? 'info' : 'debug';
     if (!log.isLevelEnabled(level)) return;
     log[level]({ req_id: requestId, method, url, status, ms: Math.round(ms * 10) / 10, ...(aborted ? { aborted } : {}) }, 'request');
   }

@@ -7,4 +7,5 @@ export const { SSLApp, getParts, us_listen_socket_close, us_socket_local_port } 
 // uWS writes `uWebSockets: 20` into every answer unless its loop is "silent" (the only switch
 // this build has: no option of SSLApp, no environment variable). It names the server and its
 // major version to anyone scanning for known weaknesses.
-uws._cfg('silent');
+// The switch is not in the package's types.
+(uws as unknown as { _cfg(flag: string): void })._cfg('silent');
