@@ -8,7 +8,7 @@ import path from 'node:path';
 import { ConfigError, loadConfig, type Config } from './config/config.js';
 import { setLevel, type Logger } from './log/logger.js';
 import { HttpServer } from './http/server.js';
-import { ensureCertificate, expiryWarning, readCertificate, selfSignedFiles, type TlsFiles } from './http/tls.js';
+import { ensureCertificate, expiryWarning, notYetValidWarning, readCertificate, selfSignedFiles, type TlsFiles } from './http/tls.js';
 import { planReload } from './reload.js';
 import { storageHealth, watchStorage } from './storage-watch.js';
 import { removeStatusFile, STATUS_PERIOD_MS, writeStatusFile } from './status-file.js';
@@ -290,10 +290,16 @@ async function assemble(config: Config, logger: Logger, options: AppOptions, und
   const record = (kind: typeof EVENT[keyof typeof EVENT], message: string) => events.emit(kind, message).catch((err: unknown) => logger.error({ err }, 'could not record an event'));
   // At start and daily: a renewal is due before clients start refusing the controller.
   const checkExpiry = () => {
-    const warning = expiryWarning(certificate.certFile, certificate.validTo, Date.now());
+    const now = Date.now();
+    const warning = expiryWarning(certificate.certFile, certificate.validTo, now);
     if (warning) {
       logger.warn({ cert: certificate.certFile, valid_to: new Date(certificate.validTo).toISOString() }, warning);
       void record(EVENT.certificateExpiring, warning);
+    }
+    const early = notYetValidWarning(certificate.certFile, certificate.validFrom, now);
+    if (early) {
+      logger.warn({ cert: certificate.certFile, valid_from: new Date(certificate.validFrom).toISOString() }, early);
+      void record(EVENT.certificateNotYetValid, early);
     }
   };
   checkExpiry();

@@ -1,8 +1,11 @@
 /**
  * Checks a configured site certificate and key before anything uses them: readable, PEM that
- * parses, a key that belongs to the certificate, a certificate that is valid now. A bad file
- * is a configuration problem (exit 78, the unit does not restart), found at start by the
- * daemon and without starting by `warehouse-controller check-config`.
+ * parses, a key that belongs to the certificate, a certificate that has not expired. A bad
+ * file is a configuration problem (exit 78, the unit does not restart), found at start by the
+ * daemon and without starting by `warehouse-controller check-config`. A certificate valid only
+ * from a later instant than the box's clock says is not one: clients judge it by their own
+ * clocks, and a box whose clock is behind (a flat RTC battery, NTP not yet reached) must still
+ * start; the daemon warns instead (`notYetValidWarning`).
  */
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -46,6 +49,5 @@ export function tlsFileProblems(certFile: string, keyFile: string, now = Date.no
   }
   if (cert && key && !cert.checkPrivateKey(key)) problems.push(`tls_key: ${keyFile} is not the key of the certificate ${certFile}`);
   if (cert && Date.parse(cert.validTo) <= now) problems.push(`tls_cert: ${certFile} expired on ${new Date(cert.validTo).toISOString()}`);
-  if (cert && Date.parse(cert.validFrom) > now) problems.push(`tls_cert: ${certFile} is valid only from ${new Date(cert.validFrom).toISOString()}`);
   return problems;
 }

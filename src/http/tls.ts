@@ -14,7 +14,8 @@ export interface TlsFiles {
   keyFile: string;
   /** SHA-256 fingerprint, for the log and for pinning by clients. */
   fingerprint256: string;
-  /** When the certificate stops being valid (epoch ms). */
+  /** When the certificate starts and stops being valid (epoch ms). */
+  validFrom: number;
   validTo: number;
   selfSigned: boolean;
   created: boolean;
@@ -67,7 +68,7 @@ export function selfSignedFiles(stateDir: string): { cert: string; key: string }
 }
 
 /** Checks a certificate pair as it is on disk now and returns its identity, or throws TlsFilesError. */
-export function readCertificate(certFile: string, keyFile: string): Pick<TlsFiles, 'certFile' | 'keyFile' | 'fingerprint256' | 'validTo'> {
+export function readCertificate(certFile: string, keyFile: string): Pick<TlsFiles, 'certFile' | 'keyFile' | 'fingerprint256' | 'validFrom' | 'validTo'> {
   const problems = tlsFileProblems(certFile, keyFile);
   if (problems.length > 0) throw new TlsFilesError(problems);
   return { certFile, keyFile, ...identity(readFileSync(certFile)) };
@@ -83,7 +84,17 @@ export function expiryWarning(certFile: string, validTo: number, now: number): s
   return `the TLS certificate ${certFile} expires on ${new Date(validTo).toISOString()} (in ${days} day${days === 1 ? '' : 's'}): install a renewed one and send SIGHUP (systemctl reload warehouse-controller)`;
 }
 
-function identity(pem: Buffer): { fingerprint256: string; validTo: number } {
+/**
+ * The warning for a certificate valid only from after `now`, if it is: the box's clock is
+ * probably behind (clients, whose clocks decide, may well accept it).
+ */
+export function notYetValidWarning(certFile: string, validFrom: number, now: number): string | undefined {
+  if (validFrom <= now) return undefined;
+  return `the TLS certificate ${certFile} is valid only from ${new Date(validFrom).toISOString()}, and this box's clock says ${new Date(now).toISOString()}: `
+    + 'if the certificate is right, the clock is behind (check `timedatectl`: NTP synchronised?); clients judge the certificate by their own clocks';
+}
+
+function identity(pem: Buffer): { fingerprint256: string; validFrom: number; validTo: number } {
   const cert = new X509Certificate(pem);
-  return { fingerprint256: cert.fingerprint256, validTo: Date.parse(cert.validTo) };
+  return { fingerprint256: cert.fingerprint256, validFrom: Date.parse(cert.validFrom), validTo: Date.parse(cert.validTo) };
 }

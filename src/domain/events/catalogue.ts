@@ -39,6 +39,7 @@ export const EVENT = {
   historyArchiveDropped: kind('system', SEVERITY.warning, '0x100D', 'History archive over its quota: oldest files removed'),
   storeBudgetHigh: kind('system', SEVERITY.warning, '0x100E', 'Store at 80 % of its share of the disk'),
   storeBudgetCritical: kind('system', SEVERITY.error, '0x100F', 'Store at 90 % of its share of the disk'),
+  certificateNotYetValid: kind('system', SEVERITY.warning, '0x1010', 'TLS certificate not yet valid by the box\'s clock'),
   loginFailed: kind('auth', SEVERITY.warning, '0x2001', 'Login failed'),
   lockedOut: kind('auth', SEVERITY.error, '0x2002', 'Too many failed attempts: temporarily locked'),
   apiKeyCreated: kind('auth', SEVERITY.notice, '0x2003', 'API key created'),
