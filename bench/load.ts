@@ -573,17 +573,20 @@ async function pruneRun(d: Daemon, days: number): Promise<void> {
     return {
       title, rps: samples.length / (DURATION / 1000), p50: quantile(ms, 0.5), p99: quantile(ms, 0.99), max: ms.at(-1) ?? NaN, bad: samples.filter((x) => !x.ok).length,
       requests: storage.history.pruned_requests - pruned0.pruned_requests, jobs: storage.history.pruned_jobs - pruned0.pruned_jobs, held: await count(d, 'jobs'),
-      used: storage.used_bytes / 1024 ** 2, file: storage.file_bytes / 1024 ** 2, passEnded: storage.history.last_pass_at !== pruned0.last_pass_at,
+      used: storage.used_bytes / 1024 ** 2, file: storage.file_bytes / 1024 ** 2,
+      // Done when nothing older than the retention is held: a pass already running when the
+      // setting changed (the one at start) ends first, and the one it booked may still be archiving.
+      done: storage.history.oldest_ended_request_at_utc === null || Date.parse(storage.history.oldest_ended_request_at_utc) > Date.now() - days * 24 * 3600_000 - 60_000,
     };
   };
   // Two phases before: the first still warms the daemon up (caches, JIT, the young generation's size).
   const phases = [await phase('before 1'), await phase('before 2')];
   await api(d, 'PATCH', '/api/v2/settings/history.retentionDays', { value_json: days });
-  // Pruning until its pass has ended (at most 40 phases), then a phase with nothing to prune.
-  for (let i = 1; i <= 40; i++) {
+  // Pruning until nothing older than the retention is left (at most 60 phases), then a phase with nothing to prune.
+  for (let i = 1; i <= 60; i++) {
     const p = await phase(`pruning ${i}`);
     phases.push(p);
-    if (p.passEnded) break;
+    if (p.done) break;
   }
   phases.push(await phase('after'));
   for (const c of clients) c.close();
