@@ -11,12 +11,13 @@
 # What goes where (each under DIR with --prefix):
 #   /opt/warehouse-controller            this release, owned by root; the one it replaces is
 #                                        kept as /opt/warehouse-controller.previous (rollback)
-#   /usr/bin/<bin>                       a link to each command of package.json's `bin`
+#   /usr/bin/<bin>                       each command of package.json's `bin`, run by the
+#                                        release's own Node.js (runtime/bin/node)
 #   /var/lib/warehouse-controller        the state (0750, user warehouse), never touched inside
 #   /etc/warehouse-controller/environment  settings template, written only if absent
 #   /etc/systemd/system/warehouse-controller.service, /usr/lib/sysusers.d/warehouse-controller.conf
 #
-# Needs Node.js 20 (/usr/bin/node for the unit) and coreutils: no npm, no compiler, no network.
+# Needs coreutils only: the release carries its Node.js; no npm, no compiler, no network.
 # It first checks every file against MANIFEST.sha256 and refuses a damaged or altered copy.
 # Running it again, or with a newer release, keeps the state and the settings; an upgrade stops
 # a running service, swaps the release and starts it again (systemd/README.md).
@@ -112,16 +113,14 @@ field() { sed -n "s/^$1=//p" "$src/VERSION"; }
 version=$(field version)
 say "release $version ($(field commit)), checksums verified"
 
-# The unit runs /usr/bin/node. Its platform and ABI must be the release's, or the addon, uWS
-# and lmdb binaries cannot load; an image under --prefix is checked with this box's node.
-if [ -z "$prefix" ] && [ "$use_systemd" = yes ]; then node=/usr/bin/node; else node=$(command -v node || echo node); fi
-command -v "$node" >/dev/null 2>&1 || fail "Node.js 20 is missing ($node): install it first"
+# The unit and the commands run the release's own Node.js. Its platform and ABI are the
+# release's by construction; this checks that it runs on this box (its libc) at all.
+node=$src/runtime/bin/node
+[ -x "$node" ] || fail "this release carries no runtime/bin/node: it is damaged"
+"$node" -e '' 2>/dev/null || fail "the release's Node.js does not run on this box ($(uname -m), $(ldd --version 2>&1 | head -n 1)): nothing installed"
 have=$("$node" -p 'process.platform + "-" + process.arch + " ABI " + process.versions.modules')
 want="$(field platform)-$(field arch) ABI $(field node_abi)"
-[ "$have" = "$want" ] || fail "this release needs Node.js 20 on $want (built with $(field node)); $node is $("$node" -v) on $have"
-if [ -n "$prefix" ] && [ "$use_systemd" = yes ] && [ ! -e "$prefix/usr/bin/node" ]; then
-  say "warning: $prefix/usr/bin/node is missing; the unit needs Node.js 20 there"
-fi
+[ "$have" = "$want" ] || fail "the release's Node.js is $have, its binaries need $want: it is damaged"
 
 # Copy next to the release first: the running one keeps running meanwhile, and a full disk or
 # a binary this box cannot load stops the install before anything was replaced.
@@ -131,8 +130,11 @@ trap 'rm -rf "$new"' EXIT
 mkdir -p "$(dirname -- "$dest")"
 cp -R "$src" "$new"
 verify "$new"
-"$node" -e 'require(process.argv[1])' "$new/native/build/Release/warehouse_native.node" ||
+"$new/runtime/bin/node" -e 'require(process.argv[1])' "$new/native/build/Release/warehouse_native.node" ||
   fail "the native addon does not load on this box (built on $(field built_on)): nothing installed"
+# uWS needs a newer libc for the newer Node.js lines (docs/decisions.md): said here, not at the first start.
+(cd "$new" && "$new/runtime/bin/node" -e 'require("uWebSockets.js")') ||
+  fail "the HTTP server's binary does not load on this box (built on $(field built_on)): nothing installed"
 
 # The service user, as the sysusers file says: system account, own group, in dialout, no login.
 # Under a prefix the accounts go to DIR/etc; ownership then uses the ids found there.
@@ -230,8 +232,8 @@ fi
 mv "$new" "$dest"
 trap - EXIT
 
-# The commands of package.json's `bin` (the CLI), linked relatively so the link also holds in
-# an image installed under a prefix.
+# The commands of package.json's `bin` (the CLI): a small script that runs the release's Node.js
+# on it, found from the script's own place so that it also holds in an image under a prefix.
 "$node" -e '
   const bin = require(process.argv[1]).bin ?? {};
   const entries = typeof bin === "string" ? [["warehouse-controller", bin]] : Object.entries(bin);
@@ -241,8 +243,12 @@ trap - EXIT
   case $file in ./*) file=${file#./} ;; esac
   if [ -f "$dest/$file" ]; then
     mkdir -p "$prefix/usr/bin"
-    ln -sfn "../..$app/$file" "$prefix/usr/bin/$name"
-    say "$prefix/usr/bin/$name -> $app/$file"
+    rm -f "$prefix/usr/bin/$name.new"
+    printf '#!/bin/sh\n# Installed by %s install.sh: runs %s with the release'"'"'s Node.js.\nhere=$(dirname -- "$(readlink -f -- "$0")")\nexec "$here/../..%s/runtime/bin/node" "$here/../..%s/%s" "$@"\n' \
+      "$version" "$app/$file" "$app" "$app" "$file" >"$prefix/usr/bin/$name.new"
+    chmod 0755 "$prefix/usr/bin/$name.new"
+    mv -f "$prefix/usr/bin/$name.new" "$prefix/usr/bin/$name"
+    say "$prefix/usr/bin/$name runs $app/$file"
   fi
 done
 

@@ -1,10 +1,12 @@
 #!/bin/sh
 # Builds the release tarball a technician carries to the box:
 #   release/warehouse-controller-<version>-<platform>-<arch>-node<major>.tar.gz
-# It holds everything the daemon needs on a box with Node.js 20 and no network, npm or
-# compiler (install steps: systemd/README.md): dist/ compiled afresh, the built addon, the
-# production packages, the files the daemon reads at run time, the systemd files, install.sh,
-# VERSION and MANIFEST.sha256 (the checksum of every other file, checked by install.sh).
+# It holds everything the daemon needs on a box with no Node.js, network, npm or compiler
+# (install steps: systemd/README.md): the Node.js runtime this build was tested with
+# (runtime/bin/node), dist/ compiled afresh, the built addon, the production packages, the files
+# the daemon reads at run time, the systemd files, install.sh, VERSION, a CycloneDX SBOM of the
+# production packages (sbom.cdx.json) and MANIFEST.sha256 (the checksum of every other file,
+# checked by install.sh).
 #
 #   npm run release [-- --out DIR]     (after `npm ci`: it reuses node_modules and the addon)
 #
@@ -36,7 +38,8 @@ platform=$(node -p process.platform)
 arch=$(node -p process.arch)
 abi=$(node -p process.versions.modules)
 major=$(node -p "process.versions.node.split('.')[0]")
-[ "$major" = 20 ] || fail "the daemon runs on Node.js 20 only (package.json engines); this is $(node -v)"
+# The Node.js lines the daemon is tested on (package.json engines, .ci/run).
+case $major in 20 | 22 | 24) ;; *) fail "the daemon runs on Node.js 20, 22 or 24 (package.json engines); this is $(node -v)" ;; esac
 name=warehouse-controller-$version-$platform-$arch-node$major
 
 stage=$(mktemp -d "${TMPDIR:-/tmp}/wh-release.XXXXXX")
@@ -91,11 +94,76 @@ cp -R node_modules "$tree/"
 (cd "$tree" && npm pkg delete scripts.install scripts.prepare scripts.prestart)
 # Links to command-line tools the daemon never runs; a link could also lead out of the tree.
 rm -rf "$tree/node_modules/.bin"
-# uWS ships a binary per platform and Node ABI (about 100 MB); it loads
-# binaries/uws_<platform>_<arch>_<abi>.node (src/uws.js), the dist/*.node copies are unused.
+# uWS ships a binary per platform and Node ABI (about 250 MB); its loader (uws.js) requires
+# uws_<platform>_<arch>_<abi>.node beside it. Only that one comes along, and only as reviewed.
 uws=$tree/node_modules/uWebSockets.js
-[ -f "$uws/binaries/uws_${platform}_${arch}_$abi.node" ] || fail "uWebSockets.js has no binary for $platform-$arch, ABI $abi"
-find "$uws/binaries" "$uws/dist" -name 'uws_*.node' ! -path "$uws/binaries/uws_${platform}_${arch}_$abi.node" -exec rm -f {} +
+binary=uws_${platform}_${arch}_$abi.node
+[ -f "$uws/$binary" ] || fail "uWebSockets.js has no binary for $platform-$arch, ABI $abi"
+reviewed=$(sed -n "s|^\([0-9a-f]\{64\}\)  node_modules/uWebSockets.js/$binary\$|\1|p" scripts/reviewed-binaries.sha256)
+[ -n "$reviewed" ] || fail "$binary is not in scripts/reviewed-binaries.sha256: review it first (docs/decisions.md)"
+[ "$(sha256sum "$uws/$binary" | cut -d' ' -f1)" = "$reviewed" ] || fail "$binary differs from the reviewed one (scripts/reviewed-binaries.sha256)"
+find "$uws" -name 'uws_*.node' ! -name "$binary" -exec rm -f {} +
+# Its documentation, examples, tests and sources are not run.
+(cd "$uws" && rm -rf docs examples tests mvp misc src scripts build.c Makefile logo.svg)
+
+echo "== runtime (the Node.js this build ran on)" >&2
+# The box needs no Node.js of its own: the unit and the commands run this one. It is a
+# self-contained build (libc and libstdc++ only), as the official and NodeSource builds are.
+mkdir -p "$tree/runtime/bin"
+cp "$(node -p process.execPath)" "$tree/runtime/bin/node"
+chmod 0755 "$tree/runtime/bin/node"
+needs=$(ldd "$tree/runtime/bin/node" | awk '$1 !~ /^(linux-vdso\.so|libc\.so|libm\.so|libdl\.so|libpthread\.so|librt\.so|libstdc\+\+\.so|libgcc_s\.so|\/lib64\/ld-linux)/ { print $1 }')
+[ -z "$needs" ] || fail "$(node -p process.execPath) needs shared libraries a box may not have: $needs"
+bindir=$(dirname "$(node -p process.execPath)")
+for licence in "$bindir/../LICENSE" "$bindir/../share/doc/node/LICENSE" /usr/share/doc/nodejs/LICENSE; do
+  if [ -f "$licence" ]; then cp "$licence" "$tree/runtime/LICENSE"; break; fi
+done
+[ -f "$tree/runtime/LICENSE" ] || fail "the Node.js licence was not found beside $(node -p process.execPath)"
+
+echo "== SBOM (CycloneDX, production packages)" >&2
+# From the lockfile (which npm ci installed exactly), then cut to the packages the pruned tree
+# holds: in that tree npm sbom refuses the dev packages package.json names and the tree no
+# longer has, and its own --omit dev (npm 11.19) leaves out production packages (tar, uuid).
+npm sbom --sbom-format cyclonedx --package-lock-only >"$stage/sbom.cdx.json" || fail "npm sbom failed"
+# npm lists packages only: the runtime the release carries is added, so a scanner matches
+# Node.js's own advisories too.
+node -e '
+  const fs = require("fs");
+  const path = require("path");
+  const [file, version, tree] = process.argv.slice(1);
+  const bom = JSON.parse(fs.readFileSync(file, "utf8"));
+  const shipped = new Set();
+  const walk = (dir) => {
+    for (const name of fs.readdirSync(dir)) {
+      if (name.startsWith(".")) continue;
+      const at = path.join(dir, name);
+      if (name.startsWith("@")) { walk(at); continue; }
+      const manifest = path.join(at, "package.json");
+      if (fs.existsSync(manifest)) {
+        const p = JSON.parse(fs.readFileSync(manifest, "utf8"));
+        shipped.add(p.name + "@" + p.version);
+      }
+      if (fs.existsSync(path.join(at, "node_modules"))) walk(path.join(at, "node_modules"));
+    }
+  };
+  walk(path.join(tree, "node_modules"));
+  const purlName = (c) => decodeURIComponent(c.purl.replace(/^pkg:npm\//, "").replace(/@[^@]*$/, ""));
+  bom.components = bom.components.filter((c) => c.purl && shipped.has(purlName(c) + "@" + c.version));
+  const refs = new Set(bom.components.map((c) => c["bom-ref"]).concat(bom.metadata.component["bom-ref"]));
+  bom.dependencies = (bom.dependencies || []).filter((d) => refs.has(d.ref)).map((d) => ({ ...d, dependsOn: (d.dependsOn || []).filter((r) => refs.has(r)) }));
+  // npm names the root after the checkout'"'"'s folder.
+  const pkg = require("./package.json");
+  Object.assign(bom.metadata.component, { name: pkg.name, version: pkg.version, type: "application" });
+  bom.components.push({ type: "platform", name: "node", version: version.slice(1), purl: "pkg:generic/nodejs/node@" + version.slice(1), "bom-ref": "runtime:node@" + version.slice(1),
+    description: "Node.js runtime carried by the release (runtime/bin/node)", licenses: [{ license: { id: "MIT" } }] });
+  // uwebsockets declares ISC; the LICENSE it ships (uWS.js) is Apache-2.0 (docs/decisions.md).
+  for (const c of bom.components) if (c.purl && c.purl.startsWith("pkg:npm/uwebsockets@")) {
+    c.licenses = [{ license: { id: "Apache-2.0" } }];
+    c.properties = [...(c.properties || []), { name: "warehouse-controller:licence-note", value: "package.json says ISC; its LICENSE file, from uWebSockets.js, is Apache-2.0" }];
+  }
+  fs.writeFileSync(file, JSON.stringify(bom, null, 2) + "\n");
+' "$stage/sbom.cdx.json" "$(node -v)" "$tree"
+mv "$stage/sbom.cdx.json" "$tree/sbom.cdx.json"
 
 echo "== checks" >&2
 # install.sh refuses anything but files and directories, and the manifest holds one name a line.
@@ -119,6 +187,8 @@ platform=$platform
 arch=$arch
 node_abi=$abi
 node=$(node -v)
+runtime=runtime/bin/node
+uws=$(node -p 'require("./node_modules/uWebSockets.js/package.json").name + "@" + require("./node_modules/uWebSockets.js/package.json").version') $binary
 commit=$commit
 built=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 built_on=$built_on

@@ -7,7 +7,7 @@ import { loadConfig, type Config } from './config/config.js';
 import { createLogger, type Logger } from './log/logger.js';
 import { startApp, type App } from './app.js';
 import { notifyReady, notifyStatus, notifyStopping, notifyWatchdog, watchdogIntervalMs } from './native/addon.js';
-import { VERSION } from './version.js';
+import { buildIdentity, VERSION } from './version.js';
 import { LogTail } from './log/tail.js';
 import { EXIT_SOFTWARE, EXIT_USAGE, startupFailure } from './startup.js';
 
@@ -96,7 +96,7 @@ function failStart(logger: Logger, err: unknown): never {
 
 function answerArguments(args: string[]): void {
   if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
-    process.stdout.write(`${VERSION}\n`);
+    process.stdout.write(buildIdentity());
   } else if (args.length === 1 && (args[0] === '--help' || args[0] === '-h')) {
     process.stdout.write(USAGE);
   } else {

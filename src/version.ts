@@ -1,9 +1,28 @@
 /** Build identity, shown in the OpenAPI document, the logs and diagnostics. */
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 
 export const VERSION = pkg.version;
+
+/**
+ * What `--version` prints: this build, the Node.js it runs on and the uWS.js build it serves
+ * HTTP with (the package and the binary its loader picks for this runtime), read without
+ * loading the server.
+ */
+export function buildIdentity(): string {
+  const { platform, arch } = process;
+  const abi = process.versions.modules;
+  let uws: string;
+  try {
+    const p = createRequire(import.meta.url)('uWebSockets.js/package.json') as { name: string; version: string };
+    uws = `${p.name}@${p.version} (uws_${platform}_${arch}_${abi}.node)`;
+  } catch {
+    uws = 'not installed';
+  }
+  return `warehouse-controller ${VERSION}\nNode.js ${process.version} (ABI ${abi}, ${platform}-${arch})\nuWebSockets.js: ${uws}\n`;
+}
 
 export const API_INFO = {
   title: 'Warehouse controller API',

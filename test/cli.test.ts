@@ -35,7 +35,7 @@ t.test('--help, --version and bad usage start nothing', async (t) => {
   const help = cli(['--help']);
   t.equal(help.code, 0);
   t.match(help.out, /backup --out FILE/);
-  t.match(cli(['--version']).out, /^\d+\.\d+\.\d+\n$/);
+  t.match(cli(['--version']).out, new RegExp(`^warehouse-controller \\d+\\.\\d+\\.\\d+\\nNode\\.js ${process.version.replace(/\./g, '\\.')} \\(ABI ${process.versions.modules}, ${process.platform}-${process.arch}\\)\\nuWebSockets\\.js: uwebsockets@\\d+\\.\\d+\\.\\d+ \\(uws_${process.platform}_${process.arch}_${process.versions.modules}\\.node\\)\\n$`), 'its own version, the runtime and the uWS.js build');
   t.equal(cli([]).code, 0, 'no arguments: the help');
   t.equal(cli(['frobnicate']).code, 64);
   t.equal(cli(['status', '--bogus']).code, 64);

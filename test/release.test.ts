@@ -3,7 +3,7 @@
 // starts from there: no checkout, no npm, no compiler on the way.
 import t from 'tap';
 import { spawn } from 'node:child_process';
-import { appendFileSync, cpSync, existsSync, lstatSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../src/config/config.js';
@@ -100,6 +100,9 @@ t.test('the tarball holds a complete manifest, the run-time files and production
     'systemd/README.md',
     'install.sh',
     'VERSION',
+    'runtime/bin/node',
+    'runtime/LICENSE',
+    'sbom.cdx.json',
   ]) {
     t.ok(existsSync(path.join(tree, file)), file);
   }
@@ -117,6 +120,27 @@ t.test('the tarball holds a complete manifest, the run-time files and production
   const version = readFileSync(path.join(tree, 'VERSION'), 'utf8');
   t.match(version, `version=${pkg.version}\n`);
   t.match(version, `node_abi=${process.versions.modules}\n`);
+  t.match(version, `node=${process.version}\n`);
+  t.match(version, /\nuws=uwebsockets@\d+\.\d+\.\d+ uws_linux_\w+_\d+\.node\n/);
+  t.ok(statSync(path.join(tree, 'runtime/bin/node')).mode & 0o111, 'the runtime is executable');
+  const runtime = await run(path.join(tree, 'runtime/bin/node'), ['-p', 'process.version'], work);
+  t.equal(runtime.stdout.trim(), process.version, 'the runtime the release was built and tested with');
+  t.same(readdirSync(path.join(modules, 'uWebSockets.js')).filter((f) => f.endsWith('.node')), [`uws_${process.platform}_${process.arch}_${process.versions.modules}.node`], 'one uWS binary: this runtime\'s');
+
+  // The SBOM names every production package with its version and purl, and no dev package.
+  const sbom = JSON.parse(readFileSync(path.join(tree, 'sbom.cdx.json'), 'utf8')) as { bomFormat: string; specVersion: string; components: { name: string; version: string; purl?: string; group?: string }[] };
+  t.equal(sbom.bomFormat, 'CycloneDX');
+  // A package may be there in several versions (a nested copy of another's dependency).
+  const fullName = (c: { name: string; group?: string }) => (c.group ? `${c.group}/${c.name}` : c.name);
+  for (const dep of Object.keys(pkg.dependencies)) {
+    const installed = JSON.parse(readFileSync(path.join(modules, dep, 'package.json'), 'utf8')) as { name: string; version: string };
+    const entry = sbom.components.find((c) => (fullName(c) === dep || fullName(c) === installed.name) && c.version === installed.version);
+    t.ok(entry, `the SBOM lists ${dep} at the version shipped (${installed.version})`);
+    t.match(entry?.purl, /^pkg:npm\//, `${dep} has a purl a scanner can match`);
+  }
+  const names = new Set(sbom.components.map(fullName));
+  for (const dev of Object.keys(pkg.devDependencies)) t.notOk(names.has(dev), `no dev dependency ${dev} in the SBOM`);
+  t.ok(sbom.components.some((c) => c.name === 'node' && c.version === process.version.slice(1)), 'the runtime is a component');
 
   for (const [bin, file] of bins) {
     t.ok(statSync(path.join(tree, file)).mode & 0o111, `bin ${bin} (${file}) is executable`);
@@ -176,8 +200,9 @@ t.test('install.sh --prefix --no-systemd: the tree, the user, the state director
   for (const [bin, file] of bins) {
     const link = path.join(prefix, 'usr/bin', bin);
     if (!existsSync(path.join(app, file))) continue;
-    t.ok(lstatSync(link).isSymbolicLink(), `/usr/bin/${bin} is a link`);
-    t.equal(realpathSync(link), realpathSync(path.join(app, file)), `to ${file}`);
+    const script = readFileSync(link, 'utf8');
+    t.match(script, /^#!\/bin\/sh\n/, `/usr/bin/${bin} is a script`);
+    t.match(script, `/opt/warehouse-controller/runtime/bin/node" "$here/../../opt/warehouse-controller/${file}"`, `that runs ${file} with the release's Node.js`);
   }
 });
 
@@ -185,7 +210,7 @@ t.test('the installed daemon serves HTTPS and stops on SIGTERM with exit 0', asy
   if (!existsSync(path.join(app, 'dist/main.js'))) return t.fail('not installed');
   const stateDir = path.join(prefix, STATE);
   // From the temporary directory: nothing of the checkout is on its module path.
-  const d = startDaemon({ WAREHOUSE_STATE_DIR: stateDir, WAREHOUSE_PORT: '0' }, { main: path.join(app, 'dist/main.js'), cwd: work });
+  const d = startDaemon({ WAREHOUSE_STATE_DIR: stateDir, WAREHOUSE_PORT: '0' }, { main: path.join(app, 'dist/main.js'), cwd: work, node: path.join(app, 'runtime/bin/node') });
   t.teardown(() => d.child.kill('SIGKILL'));
   const port = await Promise.race([d.listening, exited(d.child).then((code) => Promise.reject(new Error(`exited ${code}: ${d.stderr()}`)))]);
 
@@ -209,7 +234,9 @@ t.test('the installed commands run', { skip: bins.length === 0 ? 'package.json h
   for (const [bin] of bins) {
     const r = await run(path.join(prefix, 'usr/bin', bin), ['--version'], work);
     t.equal(r.status, 0, `${bin} --version: ${r.stderr}`);
-    t.match(r.stdout, pkg.version);
+    t.match(r.stdout, `warehouse-controller ${pkg.version}\n`);
+    t.match(r.stdout, `Node.js ${process.version}`, 'the runtime it runs on');
+    t.match(r.stdout, /uWebSockets\.js: uwebsockets@\d+\.\d+\.\d+/, 'the HTTP server\'s build');
   }
 });
 

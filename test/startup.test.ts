@@ -71,7 +71,7 @@ t.test('a state directory written by a newer version: exit 78, the store untouch
 
 t.test('--help and --version start nothing', async (t) => {
   const dir = stateDir(t);
-  for (const [arg, expected] of [['--help', /warehouse-controller --help/], ['--version', new RegExp(`^${VERSION.replace(/\./g, '\\.')}\n$`)]] as const) {
+  for (const [arg, expected] of [['--help', /warehouse-controller --help/], ['--version', new RegExp(`^warehouse-controller ${VERSION.replace(/\./g, '\\.')}\nNode\\.js ${process.version.replace(/\./g, '\\.')} .*\nuWebSockets\\.js: uwebsockets@`)]] as const) {
     const child = spawn(process.execPath, [...MAIN, arg], { env: { PATH: process.env.PATH, WAREHOUSE_STATE_DIR: path.join(dir, 'state') } });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));

@@ -13,7 +13,8 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const UNIT_NAME = 'warehouse-controller.service';
 const UNIT = path.join(ROOT, 'systemd', UNIT_NAME);
 const SYSUSERS = path.join(ROOT, 'systemd', 'warehouse-controller.sysusers.conf');
-const NODE = '/usr/bin/node';
+/** The release's own Node.js, which install.sh puts there. */
+const NODE = '/opt/warehouse-controller/runtime/bin/node';
 
 function tempDir(t: { teardown(fn: () => void): void }): string {
   const dir = fs.mkdtempSync(path.join(tmpdir(), 'wh-systemd-'));
@@ -50,13 +51,13 @@ function verify(unitFile: string): { status: number | null; problems: string[]; 
   };
 }
 
-// verify insists that ExecStart's binary exists. Where node lives elsewhere, a copy that
-// starts this machine's node is checked instead; every other line stays as written.
+// verify insists that ExecStart's binary exists. Where the release is not installed, a copy
+// that starts this machine's node is checked instead; every other line stays as written.
 function unitForThisMachine(t: { teardown(fn: () => void): void; comment(...args: unknown[]): void }): string {
   if (fs.existsSync(NODE)) return UNIT;
-  t.comment(`${NODE} is missing here; verifying a copy with ExecStart=${process.execPath}`);
+  t.comment(`${NODE} is not installed here; verifying a copy with ExecStart=${process.execPath}`);
   const copy = path.join(tempDir(t), UNIT_NAME);
-  fs.writeFileSync(copy, fs.readFileSync(UNIT, 'utf8').replace(/^ExecStart=\/usr\/bin\/node /m, `ExecStart=${process.execPath} `));
+  fs.writeFileSync(copy, fs.readFileSync(UNIT, 'utf8').replace(/^ExecStart=\/opt\/warehouse-controller\/runtime\/bin\/node /m, `ExecStart=${process.execPath} `));
   return copy;
 }
 

@@ -5,7 +5,7 @@
  * scripts need it) and exits with a status a script can test; none starts the daemon.
  */
 import { parseArgs } from 'node:util';
-import { VERSION } from '../version.js';
+import { buildIdentity } from '../version.js';
 import { CliError, EXIT } from './exit.js';
 import type { CliOptions } from './context.js';
 
@@ -62,7 +62,7 @@ async function run(argv: string[]): Promise<number> {
   }
   const { values, positionals } = parsed;
   if (values.version) {
-    out(`${VERSION}\n`);
+    out(buildIdentity());
     return EXIT.ok;
   }
   const [command, ...rest] = positionals;

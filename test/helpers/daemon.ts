@@ -17,9 +17,9 @@ export interface Daemon {
  * Starts the daemon (`src/main.ts`, or its build: helpers/entry.ts) with only `env` (plus PATH and HOME) as its environment; `main` names a
  * compiled entry instead (an installed release), run by plain node from `cwd`.
  */
-export function startDaemon(env: Record<string, string>, options: { main?: string; cwd?: string } = {}): Daemon {
+export function startDaemon(env: Record<string, string>, options: { main?: string; cwd?: string; node?: string } = {}): Daemon {
   const args = options.main === undefined ? entryArgs('main') : ['--enable-source-maps', options.main];
-  const child = spawn(process.execPath, args, {
+  const child = spawn(options.node ?? process.execPath, args, {
     cwd: options.cwd,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
