@@ -31,7 +31,10 @@ export interface ListRouteSpec<T> {
   options: ListOptions;
 }
 
-/** Serialized items kept per route; past this many the oldest are dropped (~0.5 KB each). */
+/**
+ * Serialized items kept per route; past this many the oldest are dropped. An entry keeps its
+ * row object as well as its JSON: 1-2 KiB together for a job (docs/benchmarks.md, the soak).
+ */
 export const KEPT_ITEMS = 10_000;
 
 /**
