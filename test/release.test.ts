@@ -2,12 +2,12 @@
 // this file), it is unpacked, install.sh puts it under a temporary prefix, and the daemon
 // starts from there: no checkout, no npm, no compiler on the way.
 import t from 'tap';
-import { spawn } from 'node:child_process';
 import { appendFileSync, cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../src/config/config.js';
 import { Client } from './helpers/client.js';
+import { run } from './helpers/run.js';
 import { exited, startDaemon } from './helpers/daemon.js';
 
 // A hang guard, not a bound: one real build (tsc, pruning, compression) on a busy CI box.
@@ -25,23 +25,6 @@ const APP = 'opt/warehouse-controller';
 const STATE = 'var/lib/warehouse-controller';
 const ENVIRONMENT = 'etc/warehouse-controller/environment';
 
-interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function run(command: string, args: string[], cwd: string): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
-}
 
 const work = mkdtempSync(path.join(tmpdir(), 'wh-release-'));
 t.teardown(() => rmSync(work, { recursive: true, force: true }));

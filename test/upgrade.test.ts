@@ -20,7 +20,6 @@
 // records, and the refusal is checked on a copy one schema version newer. Last, with the bots
 // running again, the open requests of the previous release end.
 import t, { type Test } from 'tap';
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -30,6 +29,7 @@ import { ALL_COLLECTIONS } from '../src/domain/collections.js';
 import { MIGRATIONS } from '../src/store/migrations.js';
 import { Store } from '../src/store/store.js';
 import { Client } from './helpers/client.js';
+import { run, type Run } from './helpers/run.js';
 import { exited, startDaemon, type Daemon } from './helpers/daemon.js';
 import { recordChanges, storeRecords, summarize, type RecordChange, type StoreRecords } from './helpers/store-records.js';
 import { until } from './helpers/until.js';
@@ -81,23 +81,6 @@ async function timed<T>(what: string, fn: () => Promise<T>): Promise<T> {
   }
 }
 
-interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function run(command: string, args: string[], cwd: string): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
-}
 
 async function must(what: string, command: string, args: string[], cwd: string): Promise<Run> {
   const r = await run(command, args, cwd);
