@@ -125,17 +125,16 @@ export async function restore(config: Config, archive: string): Promise<{ previo
       restoredConfig = path.join(stateDir, 'restored-config');
       renameSync(path.join(staging, 'config'), restoredConfig);
     }
-    const restored = new Set<string>();
-    for (const rel of filesUnder(stateDir, (r) => r.startsWith('before-restore-') || r === 'daemon.lock').files) {
-      for (let p = rel; p !== '.'; p = path.dirname(p)) restored.add(p);
-    }
+    const files = filesUnder(stateDir, (r) => r.startsWith('before-restore-') || r === 'daemon.lock').files;
+    const folders = new Set<string>();
+    for (const rel of files) for (let p = path.dirname(rel); p !== '.'; p = path.dirname(p)) folders.add(p);
     // The archive keeps no folders, so unpacking made them with the umask's mode (0755): they get
     // back the owner-only mode the daemon makes them with (the files kept their 0600).
-    for (const rel of restored) if (statSync(path.join(stateDir, rel)).isDirectory()) chmodSync(path.join(stateDir, rel), 0o700);
+    for (const rel of folders) chmodSync(path.join(stateDir, rel), 0o700);
     // Run as root for the service: the files go to the state directory's owner.
     if (process.getuid?.() === 0) {
       const { uid, gid } = statSync(stateDir);
-      for (const rel of restored) chownSync(path.join(stateDir, rel), uid, gid);
+      for (const rel of [...files, ...folders]) chownSync(path.join(stateDir, rel), uid, gid);
     }
     return { previous, manifest, config: restoredConfig };
   } finally {
