@@ -1,5 +1,5 @@
 /**
- * The node flags the daemon runs with: those of `npm start`, which test/systemd.test.ts holds
+ * The node flags the daemon runs with: those of `npm start`, which test/process/systemd.test.ts holds
  * equal to the systemd unit's ExecStart. Benchmarks start dist/main.js with them, so that they
  * measure the daemon as a site runs it (the young generation's size among them).
  */

@@ -666,7 +666,7 @@ if (firstClock && clock !== firstClock) {
   console.log(`the daemon's wall clock ran ${fmt(ran, 1)} times as fast as this process's monotonic clock (its first and last request's created_at)`);
 }
 console.log(`load average at the end ${os.loadavg().map((n) => n.toFixed(2)).join(' ')}`);
-console.log(`soak result ${JSON.stringify({ samples: samples.length, errors: errorCount(), lost: lost.length, posted: work.posted, ended: work.ended, ...ends, pruned_in_store: final?.history.pruned_requests ?? null, trends })}`);
+console.log(`soak result ${JSON.stringify({ samples: samples.length, errors: errorCount(), errorKinds: [...[...errors].map(([k, v]) => `${k}: ${v}`), ...daemonErrors.slice(0, 3)], lost: lost.length, posted: work.posted, ended: work.ended, ...ends, pruned_in_store: final?.history.pruned_requests ?? null, trends })}`);
 if (!args.keep) rmSync(stateDir, { recursive: true, force: true });
 else console.log(`state kept in ${stateDir}`);
 process.exitCode = errorCount() > 0 || lost.length > 0 ? 1 : 0;

@@ -2,7 +2,7 @@
  * One fuzzing run against the daemon on the demo site: starts the app in a fresh state
  * directory with the radio links off, reads the served OpenAPI document, and sends cases
  * operation after operation (round-robin) until the time or case budget is spent.
- * Used by `npm run fuzz` (scripts/fuzz.ts) and by test/fuzz.test.ts.
+ * Used by `npm run fuzz` (scripts/fuzz.ts) and by test/contract/fuzz.test.ts.
  */
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';

@@ -42,10 +42,10 @@ cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 
 DEFAULT_TESTS='
-  test/daemon.test.ts test/startup.test.ts test/lifecycle.test.ts test/reload.test.ts test/cli.test.ts
-  test/app.test.ts test/http.test.ts test/hardening.test.ts test/auth.test.ts
-  test/requests.test.ts test/event-stream.test.ts test/uploads.test.ts
-  test/brain-e2e.test.ts test/brain-line-outage.test.ts test/brain-stop.test.ts test/runner.test.ts
+  test/process/daemon.test.ts test/process/startup.test.ts test/unit/domain/lifecycle.test.ts test/process/reload.test.ts test/process/cli.test.ts
+  test/api/app.test.ts test/unit/http/http.test.ts test/unit/http/hardening.test.ts test/api/auth.test.ts
+  test/api/requests.test.ts test/api/event-stream.test.ts test/unit/http/uploads.test.ts
+  test/brain/e2e.test.ts test/brain/line-outage.test.ts test/brain/stop.test.ts test/unit/brain/runner.test.ts
 '
 TESTS=${WAREHOUSE_OTHER_RUNTIME_TESTS:-$DEFAULT_TESTS}
 MAJORS=${*:-22 24}

@@ -1,5 +1,5 @@
 // Bounded-time fuzz run of the link core (native/src/link_core.cc) with the C codec, built
-// without Node-API under -fsanitize=address,undefined by test/link.test.ts:
+// without Node-API under -fsanitize=address,undefined by test/unit/link/link.test.ts:
 //   cc  -std=c99   -c firmware-protocol/c/wh_proto.c
 //   c++ -std=c++20 -Ifirmware-protocol/c native/src/link_core.cc native/fuzz/link_fuzz.cc wh_proto.o
 //   ./link_fuzz [seconds=3] [seed=1]

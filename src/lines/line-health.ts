@@ -1,6 +1,6 @@
 /**
  * What a level's radio line is, from what its serial device and its nodes say, as pure
- * functions (SiteLines feeds them; test/line-health.test.ts is their table). The point is one
+ * functions (SiteLines feeds them; test/unit/lines/line-health.test.ts is their table). The point is one
  * event per outage: a device that stays away is retried with backoff every few seconds, and
  * each retry passes through `opening` and fails again, which must not read as a new outage.
  *

@@ -26,7 +26,7 @@ export interface LinkKnobs {
   /**
    * how long a node hears nothing from the controller before it takes the link for lost, ms:
    * the protocol's link_timeout_ms (1,000) unless raised for noise far beyond a real radio's,
-   * as the controller's own limit can be (test/link-sim.test.ts, 5 % of bytes damaged)
+   * as the controller's own limit can be (test/unit/sim/link-sim.test.ts, 5 % of bytes damaged)
    */
   node_link_timeout_ms: number;
 }

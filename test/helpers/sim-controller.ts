@@ -1,6 +1,6 @@
 // The controller side of a simulated level as the simulator tests play it: the TypeScript
-// codec over SerialTransport, no planner, just frames. Shared by test/sim.test.ts and
-// test/sim-hands.test.ts.
+// codec over SerialTransport, no planner, just frames. Shared by test/unit/sim/sim.test.ts and
+// test/unit/sim/sim-hands.test.ts.
 import { encodeFrame, FrameDecoder } from '../../src/link/protocol/codec.js';
 import type { Frame, Message, MessageOf, MessageType, Telemetry } from '../../src/link/protocol/messages.js';
 import { SerialTransport } from '../../src/link/serial.js';

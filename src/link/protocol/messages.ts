@@ -1,6 +1,6 @@
 // The bot link's messages as TypeScript types. The wire layout lives in one place,
 // firmware-protocol/messages.json, which the codec (codec.ts) reads at runtime; these types
-// are its typed face. test/protocol.test.ts checks that every message here has exactly the
+// are its typed face. test/unit/link/protocol.test.ts checks that every message here has exactly the
 // table's fields, so the two cannot drift apart unnoticed.
 
 export type NodeKind = 'BOT' | 'BALCONY_LED';
