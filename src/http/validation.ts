@@ -2,7 +2,7 @@
  * Compiled validation of route inputs, reporting in the spec's validation error body
  * (FastAPI/pydantic style: `loc`, `msg`, `type`), so existing clients read it as before.
  */
-import type { TSchema } from 'typebox';
+import type { Static, TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import type { ValidationIssue } from '../domain/errors.js';
 
@@ -15,17 +15,17 @@ interface SchemaError {
 }
 
 /** A compiled schema: `check` is the hot path, `issues` explains a failure. */
-export interface Validator {
-  check(value: unknown): boolean;
+export interface Validator<T = unknown> {
+  check(value: unknown): value is T;
   issues(value: unknown, location: string): ValidationIssue[];
 }
 
 /** Compiles a schema once, at route registration. */
-export function compile(schema: TSchema): Validator {
+export function compile<S extends TSchema>(schema: S): Validator<Static<S>> {
   const compiled = Compile(schema);
   const tagged = discriminated(schema);
   return {
-    check: (value) => compiled.Check(value),
+    check: (value): value is Static<S> => compiled.Check(value),
     issues: (value, location) => (tagged ? tagged.issues(value, location) : toIssues([...compiled.Errors(value)] as SchemaError[], location)),
   };
 }

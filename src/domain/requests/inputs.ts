@@ -1,87 +1,60 @@
 /**
- * The 12 kinds of POST /api/v2/requests body (spec 4.10), as the domain receives them once
- * the HTTP layer has checked their schemas (src/http/schemas/requests.ts). Only fulfillment's
+ * The 12 kinds of POST /api/v2/requests body (spec 4.10): the schemas the HTTP layer checks a
+ * body against, and the types the domain receives, one read of the other. Plain JSON Schema
+ * (TypeBox builds it), so the domain owns its inputs without knowing HTTP. Only fulfillment's
  * fields are in the spec; docs/requests.md documents the rest with examples.
  */
+import Type, { type Static, type TProperties } from 'typebox';
 
-export interface SkuEntityInput {
-  sku_id: string;
-  quantity: number;
-  /** Balconies the items may be brought to; default: every balcony the SKU allows. */
-  balcony_ids?: number[];
-}
+const strict = { additionalProperties: false } as const;
+const Priority = Type.Optional(Type.Number({ minimum: 0, maximum: 100, default: 10, description: 'Spec 3.4: 5 low, 10 normal (default), 20 high; above 10 is taken first. A number, stored rounded to the nearest integer' }));
+const BotId = Type.Integer({ minimum: 1 });
+const BalconyIds = Type.Optional(Type.Array(Type.Integer({ minimum: 0 }), { minItems: 1, maxItems: 64, description: 'Balconies the work may go to; default every allowed one' }));
+const SkuEntity = Type.Object({
+  sku_id: Type.String({ minLength: 1, maxLength: 128 }),
+  quantity: Type.Integer({ minimum: 1, maximum: 1_000_000 }),
+  balcony_ids: BalconyIds,
+}, strict);
+const SkuEntities = Type.Array(SkuEntity, { minItems: 1, maxItems: 500 });
+const Cell = Type.Object({ x: Type.Integer({ minimum: 0, maximum: 65535 }), y: Type.Integer({ minimum: 0, maximum: 65535 }) }, strict);
 
-export interface FulfillmentInput {
-  type: 'FULFILLMENT';
-  priority?: number;
-  entities: SkuEntityInput[];
-}
+const kind = <K extends string, P extends TProperties>(type: K, title: string, properties: P, example: Record<string, unknown>) =>
+  Type.Object({ type: Type.Literal(type), ...properties }, { ...strict, title, examples: [{ type, ...example }] });
 
-export interface ReplenishmentInput {
-  type: 'REPLENISHMENT';
-  priority?: number;
-  entities: SkuEntityInput[];
-}
-
+export const FulfillmentInput = kind('FULFILLMENT', 'Fulfillment', { priority: Priority, entities: SkuEntities }, { priority: 10, entities: [{ sku_id: 'SKU-1001', quantity: 3 }] });
+export const ReplenishmentInput = kind('REPLENISHMENT', 'Replenishment', { priority: Priority, entities: SkuEntities }, { entities: [{ sku_id: 'SKU-1001', quantity: 20 }] });
 /** New stock into empty boxes; answered with where each quantity goes. */
-export interface PutawayInput {
-  type: 'PUTAWAY';
-  priority?: number;
-  entities: SkuEntityInput[];
-}
+export const PutawayInput = kind('PUTAWAY', 'Putaway (new stock into empty boxes)', { priority: Priority, entities: SkuEntities }, { entities: [{ sku_id: 'SKU-1001', quantity: 12 }] });
+export const FetchInput = kind('FETCH', 'Fetch carriers', {
+  priority: Priority,
+  entities: Type.Array(Type.Object({ carrier_id: Type.String({ minLength: 1, maxLength: 64 }), balcony_ids: BalconyIds }, strict), { minItems: 1, maxItems: 100 }),
+}, { entities: [{ carrier_id: 'C-0001', balcony_ids: [1] }] });
+export const OnboardInput = kind('ONBOARD', 'Onboard a bot', { bot_id: BotId, level_id: Type.Integer({ minimum: 1 }), balcony_id: Type.Integer({ minimum: 0 }) }, { bot_id: 7, level_id: 1, balcony_id: 1 });
+export const OffboardInput = kind('OFFBOARD', 'Offboard a bot', { bot_id: BotId, balcony_id: Type.Optional(Type.Integer({ minimum: 0 })) }, { bot_id: 7, balcony_id: 1 });
+export const RfidWriteInput = kind('RFID_WRITE', 'Write (and check) RFID tags of a level', {
+  level_id: Type.Integer({ minimum: 1 }),
+  tags: Type.Optional(Type.Array(Cell, { minItems: 1, maxItems: 10_000, description: 'Default: every tag of the level' })),
+  check: Type.Optional(Type.Boolean({ default: true, description: 'Read each tag back after writing' })),
+}, { level_id: 1, tags: [{ x: 3, y: 4 }] });
+export const PauseInput = kind('PAUSE', 'Pause: bots get no new commands', {}, {});
+export const ResumeInput = kind('RESUME', 'Resume after a pause', {}, {});
+export const ChargingInput = kind('RECHARGE', 'Send a bot to a charger', { bot_id: BotId }, { bot_id: 3 });
+export const UnchargingInput = kind('UNCHARGING', 'Take a bot off its charger (without bot_id: every charging bot, UNCHARGE_ALL)', { bot_id: Type.Optional(BotId) }, { bot_id: 3 });
+export const CarrierOnboardingInput = kind('CARRIER_ONBOARDING', 'Bring a new carrier into storage through a balcony', {
+  carrier_id: Type.String({ minLength: 1, maxLength: 64 }), balcony_id: Type.Integer({ minimum: 0 }),
+}, { carrier_id: 'C-9001', balcony_id: 1 });
 
-export interface FetchInput {
-  type: 'FETCH';
-  priority?: number;
-  entities: { carrier_id: string; balcony_ids?: number[] }[];
-}
+/** The body of POST /api/v2/requests: one of 12 kinds, told apart by `type`. */
+export const RequestInputSchema = Type.Union([
+  FulfillmentInput, ReplenishmentInput, PutawayInput, FetchInput, OnboardInput, OffboardInput, RfidWriteInput, PauseInput, ResumeInput,
+  ChargingInput, UnchargingInput, CarrierOnboardingInput,
+], { description: 'One of the 12 creation input kinds (spec 4.10), chosen by `type`; docs/requests.md has every field with examples' });
 
-export interface OnboardInput {
-  type: 'ONBOARD';
-  bot_id: number;
-  level_id: number;
-  balcony_id: number;
-}
-
-export interface OffboardInput {
-  type: 'OFFBOARD';
-  bot_id: number;
-  balcony_id?: number;
-}
-
-export interface RfidWriteInput {
-  type: 'RFID_WRITE';
-  level_id: number;
-  /** Tags to write; default every tag of the level. */
-  tags?: { x: number; y: number }[];
-  /** Read every written tag back (CHECK_RFID_TAG); default true. */
-  check?: boolean;
-}
-
-export interface PauseInput {
-  type: 'PAUSE';
-}
-
-export interface ResumeInput {
-  type: 'RESUME';
-}
-
-export interface ChargingInput {
-  type: 'RECHARGE';
-  bot_id: number;
-}
-
-export interface UnchargingInput {
-  type: 'UNCHARGING';
-  /** The bot to take off its charger; without it, every charging bot (UNCHARGE_ALL). */
-  bot_id?: number;
-}
-
-export interface CarrierOnboardingInput {
-  type: 'CARRIER_ONBOARDING';
-  carrier_id: string;
-  balcony_id: number;
-}
+export type SkuEntityInput = Static<typeof SkuEntity>;
+export type FetchInput = Static<typeof FetchInput>;
+/** The 12 kinds of POST /api/v2/requests. */
+export type RequestInput = Static<typeof RequestInputSchema>;
+export type InputKind = RequestInput['type'];
 
 /**
  * Not an API input: the brain's own request for a level (docs/requests.md): after a line
@@ -96,13 +69,6 @@ export interface RecoveryInput {
   /** Carriers the store places on a bot (the highway, or under a bot holding it) with no open work. */
   stranded: readonly string[];
 }
-
-/** The 12 kinds of POST /api/v2/requests. */
-export type RequestInput =
-  | FulfillmentInput | ReplenishmentInput | PutawayInput | FetchInput | OnboardInput | OffboardInput | RfidWriteInput
-  | PauseInput | ResumeInput | ChargingInput | UnchargingInput | CarrierOnboardingInput;
-
-export type InputKind = RequestInput['type'];
 
 /** What Requests.create takes: an API input, or one the brain makes itself. */
 export type CreateInput = RequestInput | RecoveryInput;

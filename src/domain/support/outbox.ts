@@ -18,22 +18,9 @@ import { DomainError, NotFoundError, ValidationError } from '../errors.js';
 import { bufferBytes, writeNewFileFrom, type IncomingBytes } from '../incoming.js';
 import { DIR_MODE, FILE_MODE, replaceFile, syncDir, writeNewFile } from './durable.js';
 import { isFileName, isKey, newKey, uniqueFileNames } from './names.js';
+import type { IssuePayload, Severity } from './payload.js';
 
-export type Severity = 'low' | 'normal' | 'high' | 'critical';
-
-/** What the caller reports (validated by the HTTP layer against the documented schema). */
-export interface IssuePayload {
-  title: string;
-  description?: string;
-  severity?: Severity;
-  category?: string;
-  contact?: { name?: string; email?: string };
-  request_id?: string;
-  box_id?: number;
-  carrier_id?: string;
-  level_id?: number;
-  bot_id?: number;
-}
+export type { IssuePayload, Severity } from './payload.js';
 
 /** A file as received: its bytes in memory, or where the HTTP layer keeps them (an upload's spool file). */
 export type IncomingFile = { filename: string; type: string } & ({ data: Buffer } | IncomingBytes);

@@ -3,7 +3,7 @@ import Type from 'typebox';
 import type { Caller } from '../../domain/auth/caller.js';
 import { DomainError, ValidationError } from '../../domain/errors.js';
 import type { FieldTable, ListSource } from '../../domain/list/index.js';
-import type { InputKind, RequestInput } from '../../domain/requests/inputs.js';
+import type { InputKind } from '../../domain/requests/inputs.js';
 import { jobDetails, type JobRecord, type RequestRecord } from '../../domain/requests/records.js';
 import type { Requests } from '../../domain/requests/requests.js';
 import { stampPair } from '../../domain/time.js';
@@ -106,8 +106,7 @@ export function requestRoutes(deps: RequestRouteDeps): AnyRoute[] {
       ].join(' '),
       body: RequestInputBody,
       responses: { 201: PutawayResponse, 403: ErrorBody, 409: AbortBody },
-      handler: async ({ body, caller, headers }) => {
-        const input = body as RequestInput;
+      handler: async ({ body: input, caller, headers }) => {
         const permission = CREATE_PERMISSION[input.type];
         if (!caller.permissions.has(permission)) throw new DomainError('forbidden', `creating a ${input.type} request needs the permission ${permission}`);
         const key = headers['idempotency-key'];

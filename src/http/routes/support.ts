@@ -49,7 +49,7 @@ export function supportRoutes(deps: SupportRouteDeps): AnyRoute[] {
     if (!payloadSchema.check(value)) {
       throw new ValidationError(payloadSchema.issues(value, 'payload').map((i) => ({ ...i, loc: ['body', ...i.loc] })));
     }
-    return value as IssuePayload;
+    return value;
   };
 
   const ms = (iso: string | null) => (iso === null ? null : Date.parse(iso));

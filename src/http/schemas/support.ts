@@ -6,34 +6,11 @@ import Type from 'typebox';
 import { DEFAULT_SUPPORT_LIMITS } from '../../domain/support/outbox.js';
 import { FILE_NAME_PATTERN, KEY_PATTERN } from '../../domain/support/names.js';
 import { Binary } from '../multipart.js';
+import { IssuePayloadSchema as SupportIssuePayload } from '../../domain/support/payload.js';
 import { Nullable } from './common.js';
 
-const Id = (description: string) => Type.String({ minLength: 1, maxLength: 64, description });
-
 /** The JSON inside the `payload` form field. */
-export const SupportIssuePayload = Type.Object(
-  {
-    title: Type.String({ minLength: 1, maxLength: 200, pattern: '\\S', description: 'One line saying what is wrong (not only spaces)' }),
-    description: Type.Optional(Type.String({ maxLength: 20_000, description: 'What happened, what was expected, steps to reproduce' })),
-    severity: Type.Optional(Type.Union([Type.Literal('low'), Type.Literal('normal'), Type.Literal('high'), Type.Literal('critical')], {
-      default: 'normal', description: 'critical: the system is stopped; high: a function is down; normal: degraded; low: a question or cosmetic',
-    })),
-    category: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Free classification, e.g. bots, inventory, network' })),
-    contact: Type.Optional(Type.Object(
-      {
-        name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-        email: Type.Optional(Type.String({ format: 'email', maxLength: 254 })),
-      },
-      { additionalProperties: false, description: 'Who support may contact about this issue' },
-    )),
-    request_id: Type.Optional(Id('A request this issue is about')),
-    box_id: Type.Optional(Type.Integer({ minimum: 1, description: 'A box this issue is about' })),
-    carrier_id: Type.Optional(Id('A carrier this issue is about')),
-    level_id: Type.Optional(Type.Integer({ minimum: 0, description: 'A level this issue is about' })),
-    bot_id: Type.Optional(Type.Integer({ minimum: 0, description: 'A bot this issue is about' })),
-  },
-  { additionalProperties: false, description: 'The issue payload: JSON-stringified in the `payload` form field' },
-);
+export { SupportIssuePayload };
 
 /** Longest `payload` text: room for 20,000 characters of description even when \u-escaped. */
 export const PAYLOAD_MAX_CHARS = 256 * 1024;
