@@ -174,7 +174,7 @@ async function main(): Promise<void> {
   const TABLE: FieldTable<Item> = {
     carrier_id: { type: 'string', filters: ['eq', 'ilike'], search: true },
     box_id: { type: 'integer', filters: ['eq'] },
-    level_id: { type: 'integer', filters: ['in'], indexed: true },
+    level_id: { type: 'integer', filters: ['in'] },
     depth: { type: 'integer', filters: ['eq', 'gte', 'lte', 'in'] },
     sku_id: { type: 'string', filters: ['eq', 'ilike'], search: true },
     updated_at: { type: 'datetime', filters: ['gte', 'lte'] },

@@ -10,6 +10,10 @@ import type { ListSource } from './fields.js';
  */
 export function collectionSource<T>(collection: Collection<T>, indexes: Record<string, string | null>, orders: Record<string, string> = {}): ListSource<T> {
   const key = collection.def.key;
+  const defined = new Set((collection.def.indexes ?? []).map((i) => i.name));
+  for (const index of [...Object.values(indexes), ...Object.values(orders)]) {
+    if (index !== null && !defined.has(index)) throw new Error(`collection ${collection.def.name} has no index ${index}`);
+  }
   const ordered = Object.keys(orders).length > 0;
   return {
     ...(ordered && {

@@ -217,7 +217,7 @@ function countedRows<T>(source: ListSource<T>, { answered, searched }: Candidate
  */
 function candidates<T>(table: FieldTable<T>, source: ListSource<T>, filters: Filter[], search: SearchNode | undefined): Candidates<T> {
   const usable = filters
-    .filter((f) => (f.op === 'eq' || f.op === 'in') && table[f.field]!.indexed && f.values.every((v) => v !== null))
+    .filter((f) => (f.op === 'eq' || f.op === 'in') && f.values.every((v) => v !== null))
     .sort((a, b) => a.values.length - b.values.length);
   let looked: Candidates<T> | undefined;
   for (const f of usable) {

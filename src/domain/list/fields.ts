@@ -16,8 +16,6 @@ export interface ListField<T> {
   search?: boolean;
   /** May appear in `sort_by` (default true). */
   sort?: boolean;
-  /** The source can look rows up by this field (`eq`, `in`) without a scan. */
-  indexed?: boolean;
   /** Reads the value from a row (default: the property of the same name). */
   get?: (row: T) => unknown;
   /** Per-operator parameter type where the spec types a parameter apart from its field. */
@@ -64,7 +62,9 @@ export interface SearchMatches<T> {
 export interface ListSource<T> {
   /**
    * Rows whose indexed field equals one of `values` (exactly the rows an `eq`/`in` filter on
-   * the field matches); undefined when the field has no index.
+   * the field matches); undefined when the field has no index. The source alone says which
+   * fields it can look up (a store collection's from its definition's indexes), so a field
+   * table never restates it.
    */
   lookup(field: string, values: readonly unknown[]): Iterable<T> | GatheredRows<T> | OrderedRows<T> | undefined;
   /**

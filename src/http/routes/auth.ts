@@ -29,18 +29,18 @@ export interface AuthRouteOptions {
 }
 
 const USER_FIELDS: FieldTable<UserRecord> = {
-  id: { type: 'integer', filters: ['eq', 'ilike'], search: true, indexed: true },
-  username: { type: 'string', filters: ['eq', 'ilike'], search: true, indexed: true },
-  email: { type: 'string', filters: ['eq', 'ilike'], search: true, indexed: true },
-  role: { type: 'string', filters: ['eq', 'in'], search: true, indexed: true, get: (u) => u.role_id },
+  id: { type: 'integer', filters: ['eq', 'ilike'], search: true },
+  username: { type: 'string', filters: ['eq', 'ilike'], search: true },
+  email: { type: 'string', filters: ['eq', 'ilike'], search: true },
+  role: { type: 'string', filters: ['eq', 'in'], search: true, get: (u) => u.role_id },
   otp_expires_at: { type: 'datetime', filters: ['gte', 'lte'] },
   password_expires_at: { type: 'datetime', filters: ['gte', 'lte'] },
   created_at: { type: 'datetime' },
 };
 
 const KEY_FIELDS: FieldTable<ApiKeyRecord> = {
-  id: { type: 'integer', filters: ['eq', 'ilike'], search: true, indexed: true },
-  name: { type: 'string', filters: ['eq', 'ilike'], search: true, indexed: true },
+  id: { type: 'integer', filters: ['eq', 'ilike'], search: true },
+  name: { type: 'string', filters: ['eq', 'ilike'], search: true },
   expires_at: { type: 'datetime', filters: ['gte', 'lte'] },
   last_used: { type: 'datetime', filters: ['gte', 'lte'] },
   created_at: { type: 'datetime' },

@@ -15,12 +15,12 @@ import { Nullable, Timestamp } from '../schemas/common.js';
 export const EVENT_FIELDS: FieldTable<EventRecord> = {
   id: { type: 'integer', filters: ['gte', 'lte'], description: 'Durable, increasing id (beyond the spec: what the live stream resumes from)' },
   bot_id: { type: 'string', filters: ['eq'] },
-  component: { type: 'string', filters: ['eq', 'ilike', 'in'], search: true, indexed: true },
+  component: { type: 'string', filters: ['eq', 'ilike', 'in'], search: true },
   created_at: { type: 'datetime', filters: ['gte', 'lte'] },
   description: { type: 'string', search: true },
   hex_value: { type: 'string', filters: ['eq', 'ilike'] },
   level_id: { type: 'integer', filters: ['eq'] },
-  request_id: { type: 'string', filters: ['eq', 'ilike'], indexed: true },
+  request_id: { type: 'string', filters: ['eq', 'ilike'] },
   severity: { type: 'integer', filters: ['eq', 'gte', 'lte', 'in'] },
 };
 

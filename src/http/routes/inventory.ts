@@ -41,9 +41,9 @@ const stockFillRatio = (s: SkuRecord) => (s.max_quantity > 0 ? s.total_quantity 
 
 /** The SKU list's fields (spec 4.12). */
 export const SKU_FIELDS: FieldTable<SkuRecord> = {
-  id: { type: 'string', filters: ['eq', 'ilike'], search: true, indexed: true },
+  id: { type: 'string', filters: ['eq', 'ilike'], search: true },
   name: { type: 'string', filters: ['ilike'], search: true },
-  measurement_unit: { type: 'string', filters: ['in'], indexed: true },
+  measurement_unit: { type: 'string', filters: ['in'] },
   on_empty_sku_action: { type: 'string', filters: ['in'] },
   total_quantity: { type: 'integer', filters: ['eq', 'gte', 'lte', 'ilike'] },
   max_quantity: { type: 'integer', filters: ['eq', 'gte', 'lte', 'ilike'] },
@@ -68,8 +68,8 @@ export function inventoryFields(): FieldTable<InventoryRow> {
   const sku = (r: InventoryRow) => r.sku?.facts;
   return {
     id: { type: 'string' },
-    carrier_id: { type: 'string', filters: ['eq', 'ilike'], search: true, indexed: true },
-    box_id: { type: 'integer', filters: ['eq', 'ilike'], none: true, indexed: true },
+    carrier_id: { type: 'string', filters: ['eq', 'ilike'], search: true },
+    box_id: { type: 'integer', filters: ['eq', 'ilike'], none: true },
     box_size: { type: 'number', get: (r) => (r.code32 === null ? null : boxSize(r.code32)) },
     box_size_string: { type: 'string', filters: ['eq', 'ilike', 'in'], search: true, get: (r) => r.box_size_string },
     box_height_string_max: { type: 'number', filters: ['eq', 'ilike'], paramTypes: { eq: 'string' }, search: true, get: (r) => r.box_height_max },
@@ -77,12 +77,12 @@ export function inventoryFields(): FieldTable<InventoryRow> {
     section_code_32: { type: 'integer', filters: ['eq'], paramTypes: { eq: 'string' }, search: true, get: (r) => r.code32 },
     content_codes: { type: 'string', filters: ['ilike'], get: (r) => (r.carrier_id === null ? null : codeDigits(r.occupancy, 32)) },
     depth: { type: 'integer', filters: ['eq', 'gte', 'lte', 'ilike', 'in'] },
-    level_id: { type: 'integer', filters: ['in'], indexed: true },
+    level_id: { type: 'integer', filters: ['in'] },
     position_x: { type: 'integer', filters: ['eq', 'ilike'] },
     position_y: { type: 'integer', filters: ['eq', 'ilike'] },
     eta: { type: 'number' },
     eta_int: { type: 'integer', filters: ['ilike'], get: (r) => (r.eta === null ? null : Math.round(r.eta)) },
-    sku_id: { type: 'string', filters: ['eq', 'ilike'], none: true, isNone: (r) => r.box_id !== null && r.sku_id === null, search: true, indexed: true },
+    sku_id: { type: 'string', filters: ['eq', 'ilike'], none: true, isNone: (r) => r.box_id !== null && r.sku_id === null, search: true },
     sku_name: { type: 'string', filters: ['ilike'], search: true, get: (r) => sku(r)?.name ?? null },
     item_count: { type: 'integer', filters: ['eq', 'ilike'], paramTypes: { eq: 'string' } },
     item_count_max: { type: 'integer', filters: ['eq', 'ilike'], paramTypes: { eq: 'string' } },

@@ -38,24 +38,24 @@ const CREATE_PERMISSION: Record<InputKind, string> = {
 };
 
 export const REQUEST_FIELDS: FieldTable<RequestRecord> = {
-  id: { type: 'string', filters: ['eq', 'in'], indexed: true },
+  id: { type: 'string', filters: ['eq', 'in'] },
   counter: { type: 'integer', filters: ['eq'] },
   placing_pos: { type: 'integer', filters: ['eq'] },
   priority: { type: 'integer', filters: ['eq'] },
-  status: { type: 'string', filters: ['eq', 'in'], indexed: true },
+  status: { type: 'string', filters: ['eq', 'in'] },
   type: { type: 'string', filters: ['eq', 'in'] },
   created_at: { type: 'datetime', filters: ['gte', 'lte'] },
   updated_at: { type: 'datetime', filters: ['gte', 'lte'] },
 };
 
 export const JOB_FIELDS: FieldTable<JobRecord> = {
-  id: { type: 'string', filters: ['eq'], indexed: true },
+  id: { type: 'string', filters: ['eq'] },
   balcony_id: { type: 'integer', filters: ['eq', 'in'] },
-  carrier_id: { type: 'string', filters: ['eq', 'in'], indexed: true },
+  carrier_id: { type: 'string', filters: ['eq', 'in'] },
   entity_id: { type: 'string', filters: ['eq'] },
   level_id: { type: 'integer', filters: ['eq'] },
-  request_id: { type: 'string', filters: ['eq', 'in'], indexed: true },
-  status: { type: 'string', filters: ['eq', 'in'], indexed: true },
+  request_id: { type: 'string', filters: ['eq', 'in'] },
+  status: { type: 'string', filters: ['eq', 'in'] },
   type: { type: 'string', filters: ['eq', 'in'] },
   created_at: { type: 'datetime', filters: ['gte', 'lte'] },
   updated_at: { type: 'datetime', filters: ['gte', 'lte'] },

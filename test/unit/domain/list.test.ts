@@ -15,9 +15,9 @@ interface Row {
 }
 
 const TABLE: FieldTable<Row> = {
-  id: { type: 'integer', filters: ['eq', 'ilike', 'in'], search: true, indexed: true },
+  id: { type: 'integer', filters: ['eq', 'ilike', 'in'], search: true },
   name: { type: 'string', filters: ['eq', 'ilike', 'in'], search: true },
-  sku: { type: 'string', filters: ['eq', 'ilike', 'in'], none: true, search: true, indexed: true },
+  sku: { type: 'string', filters: ['eq', 'ilike', 'in'], none: true, search: true },
   depth: { type: 'integer', filters: ['eq', 'gte', 'lte', 'ilike', 'in'], paramTypes: { ilike: 'string' } },
   ratio: { type: 'number', filters: ['eq', 'gte', 'lte'], search: true },
   created_at: { type: 'datetime', filters: ['gte', 'lte'] },
@@ -318,8 +318,8 @@ interface Timed {
 
 const TIMED: FieldTable<Timed> = {
   id: { type: 'integer', filters: ['eq'] },
-  level: { type: 'integer', filters: ['in'], indexed: true },
-  sku: { type: 'string', filters: ['eq'], none: true, search: true, indexed: true },
+  level: { type: 'integer', filters: ['in'] },
+  sku: { type: 'string', filters: ['eq'], none: true, search: true },
   eta: { type: 'number', filters: ['gte', 'lte'] },
   eta_int: { type: 'integer', get: (r) => (r.eta === null ? null : Math.round(r.eta)) },
 };

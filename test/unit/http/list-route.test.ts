@@ -18,7 +18,7 @@ interface Row {
 const TABLE: FieldTable<Row> = {
   id: { type: 'integer', filters: ['eq', 'in'] },
   name: { type: 'string', filters: ['eq', 'ilike'], search: true },
-  level: { type: 'integer', filters: ['in'], indexed: true },
+  level: { type: 'integer', filters: ['in'] },
 };
 const OPTIONS = { maxPageSize: 100, timeZone: 'Europe/Berlin' };
 const Item = Type.Object({ id: Type.Integer(), name: Type.String(), level: Type.Integer(), tags: Type.Array(Type.String()), note: Type.Union([Type.String(), Type.Null()]) });
