@@ -8,6 +8,7 @@ import type { CollectionDef } from '../../store/collection.js';
 import type { MeasurementUnit, OnEmptySkuAction } from '../site/layout.js';
 import type { Cell } from '../site/load.js';
 import { positionKey } from '../inventory/records.js';
+import type { CreateInput } from './inputs.js';
 
 export const REQUEST_TYPES = [
   'FULFILLMENT', 'REPLENISHMENT', 'FETCH', 'RFID_MAINTENANCE', 'ONBOARD', 'OFFBOARD', 'PAUSE', 'RESUME', 'UNCHARGING', 'RECHARGE',
@@ -59,9 +60,19 @@ export interface RequestWarning {
   missing_quantity: number;
 }
 
+/**
+ * What a request was asked as: the kind of input posted, or RECOVERY for the brain's own. The
+ * spec's `type` has fewer values (a PUTAWAY is a REPLENISHMENT, a CARRIER_ONBOARDING an ONBOARD,
+ * an RFID_WRITE an RFID_MAINTENANCE, a RECOVERY a RESUME), so the kind is kept beside it.
+ */
+export type RequestKind = CreateInput['type'];
+
 export interface RequestRecord {
   id: string;
+  /** The spec's request type (spec 2.15). */
   type: RequestType;
+  /** What was posted; absent on requests stored before it was kept (`requestKind` reads those). */
+  kind?: RequestKind;
   status: RequestStatus;
   priority: number;
   /** Order of arrival, 1, 2, ... (a durable sequence). */
@@ -81,6 +92,17 @@ export interface RequestRecord {
   placements: { box_id: number; carrier_id: string; sku_id: string; quantity: number }[] | null;
   created_at: number;
   updated_at: number;
+}
+
+/**
+ * A request's kind, also for one stored before kinds were kept: then the brain's recovery is
+ * told by its level (the only RESUME that has one), and an RFID_MAINTENANCE was an RFID_WRITE.
+ * A PUTAWAY or CARRIER_ONBOARDING of then reads as the type it was planned as.
+ */
+export function requestKind(r: Pick<RequestRecord, 'type' | 'kind' | 'level_id'>): RequestKind {
+  if (r.kind !== undefined) return r.kind;
+  if (r.type === 'RESUME' && r.level_id !== null) return 'RECOVERY';
+  return r.type === 'RFID_MAINTENANCE' ? 'RFID_WRITE' : r.type;
 }
 
 /** What a job that does not move on waits for (its `details.waiting_for`): the answer to "why is nothing moving?". */
