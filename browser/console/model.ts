@@ -1,36 +1,17 @@
-/** The shapes the console reads from the API, and how a bot's state is told from them. */
+/**
+ * The shapes the console reads from the API, and how a bot's state is told from them. The bot
+ * and job shapes are the daemon's own response schemas (type-only: nothing of them is bundled),
+ * and the job families its own lists, so a change there fails this build instead of drifting.
+ */
+import type { Static } from 'typebox';
+import type { BotResponse } from '../../src/http/schemas/bots';
+import type { JobResponse } from '../../src/http/schemas/requests';
+import { PERSON_JOBS } from '../../src/domain/requests/vocabulary';
 
-export interface Bot {
-  id: number;
-  level_id: number;
-  battery_level: number;
-  is_charging: boolean;
-  lifted_carrier: number;
-  online: boolean;
-  in_service: boolean;
-  line_up: boolean;
-  x: number;
-  y: number;
-  heading: string;
-}
+export type Bot = Static<typeof BotResponse>;
 
-export interface Job {
-  id: string;
-  request_id: string;
-  type: string;
-  status: string;
-  carrier_id: string | null;
-  box_id: number | null;
-  bot_id: number | null;
-  level_id: number | null;
-  balcony_id: number | null;
-  sku_id: string | null;
-  sku_name: string | null;
-  quantity: number | null;
-  measurement_unit: string | null;
-  details: { waiting_for?: string; reason?: string; [key: string]: unknown };
-  created_at_utc?: string;
-}
+/** A job as GET /jobs answers it, with the details the console reads named. */
+export type Job = Static<typeof JobResponse> & { details: { waiting_for?: string; reason?: string } };
 
 export interface Page<T> {
   items: T[];
@@ -60,8 +41,8 @@ export const STATE_COLOURS: Record<BotState, string> = {
 /** Open job statuses: the work a bot or a balcony has now. */
 export const OPEN_JOB_STATUSES = ['ACCEPTED', 'EXECUTING', 'ERROR', 'CANCELLING'];
 
-/** Jobs a person confirms at a balcony. */
-export const PERSON_JOBS = new Set(['PICKING', 'PICKING_ALERT', 'REFILLING', 'CHECKING', 'PACKING', 'ONBOARDING', 'OFFBOARDING_BD']);
+/** Jobs a person confirms at a balcony: the daemon's own list. */
+export { PERSON_JOBS };
 
 /** The state a bot is drawn in: its link first, then service, charging, and its job. */
 export function botState(bot: Bot, job: Job | undefined): BotState {

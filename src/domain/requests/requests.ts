@@ -22,9 +22,9 @@ import { assertMove, entityCounters, requestStatus } from './lifecycle.js';
 import { planRequest, type Plan } from './plan.js';
 import { HOME_JOBS, isFinalJob, jobs, newJob, PERSON_JOBS, requests, type JobRecord, type JobStatus, type JobType, type JobWait, type RequestRecord } from './records.js';
 import { newRecordId } from './record-id.js';
+import type { TriggerStatus } from './vocabulary.js';
 
-export const TRIGGER_STATUSES = ['SUCCEEDED_TRIGGER', 'SHORT_PICK_TRIGGER', 'DAMAGED_ITEM_TRIGGER', 'CANCELLED_TRIGGER'] as const;
-export type TriggerStatus = (typeof TRIGGER_STATUSES)[number];
+export { TRIGGER_STATUSES, type TriggerStatus } from './vocabulary.js';
 
 export interface TriggerInput {
   TriggerStatus?: TriggerStatus;

@@ -1,7 +1,6 @@
 /** Spec 2.15 to 2.18, 4.8 to 4.10: request inputs (12 kinds), requests, jobs, job graphs, triggers. */
 import Type from 'typebox';
-import { JOB_STATUSES, JOB_TYPES, REQUEST_STATUSES, REQUEST_TYPES } from '../../domain/requests/records.js';
-import { TRIGGER_STATUSES } from '../../domain/requests/requests.js';
+import { JOB_STATUSES, JOB_TYPES, REQUEST_STATUSES, REQUEST_TYPES, TRIGGER_STATUSES } from '../../domain/requests/vocabulary.js';
 import { Nullable, Timestamp } from './common.js';
 
 export {
