@@ -46,6 +46,7 @@ import { startLines } from './lines/start.js';
 import type { SiteLines } from './lines/site-lines.js';
 import type { SimulatedSite } from './lines/simulated-site.js';
 import { botRoutes } from './http/routes/bots.js';
+import { ledSequenceLimits } from './link/protocol/table.js';
 import { botStreamRoute } from './http/routes/bot-stream.js';
 import { siteMapRoutes } from './http/routes/site-map.js';
 import { consoleRoutes } from './http/routes/console.js';
@@ -265,7 +266,7 @@ async function assemble(config: Config, logger: Logger, options: AppOptions, und
       jobSource: jobSource(store, () => settings.value<boolean>('api.jobs.showCreated'), openWork),
     }),
     ...systemRoutes(system, usage, timeZone),
-    ...botRoutes(site, system, lines),
+    ...botRoutes(site, system, lines, ledSequenceLimits()),
     botStreamRoute(system, streamAuth),
     ...siteMapRoutes(site),
     ...consoleRoutes(),

@@ -1,11 +1,9 @@
 /** Spec 4.2 and 4.3: bots from live telemetry, and balcony LED sequences. */
 import Type from 'typebox';
 import type { BotView, SystemService } from '../../domain/system/control.js';
-import type { LedStep as LedCommand } from '../../link/protocol/messages.js';
 import { NotFoundError } from '../../domain/errors.js';
-import { ledColourSteps } from '../../domain/system/leds.js';
+import { ledColourSteps, type LedColourStep, type LedLimits } from '../../domain/system/leds.js';
 import type { Site } from '../../domain/site/load.js';
-import { protocolTable, type ArrayField } from '../../link/protocol/table.js';
 import { ErrorBody } from '../errors.js';
 import { route, type AnyRoute } from '../route.js';
 import { BotResponse } from '../schemas/bots.js';
@@ -18,19 +16,9 @@ export function botView(b: BotView) {
   };
 }
 
-/**
- * The bounds of LED_SEQUENCE in firmware-protocol/messages.json: a body the link would refuse
- * must be a 422 here, not a `published: false` that looks like an unreachable controller.
- */
-function ledLimits(): { maxSteps: number; minMs: number; maxMs: number } {
-  const steps = protocolTable().byName.get('LED_SEQUENCE')!.fields.find((f): f is ArrayField => f.kind === 'array' && f.name === 'steps')!;
-  const duration = steps.fields.find((f) => f.name === 'duration_ms')!;
-  return { maxSteps: steps.max, minMs: duration.min, maxMs: duration.max };
-}
-const LED = ledLimits();
-
 const Channel = Type.Integer({ minimum: 0, maximum: 255 });
-const LedStep = Type.Object({
+/** A spec LED step, bounded by what the balcony's LED controller plays. */
+const LedStep = (LED: LedLimits) => Type.Object({
   colors: Type.Array(Type.Array(Channel, { minItems: 3, maxItems: 3 }), {
     minItems: 1, maxItems: LED.maxSteps, description: `Colours [r, g, b]; several play in turn within the step's duration (at most ${LED.maxSteps} colours in the whole sequence)`,
   }),
@@ -43,11 +31,12 @@ const LedStep = Type.Object({
 /** What the balcony LED route needs of the radio lines. */
 export interface BalconyLeds {
   /** True once the balcony's LED controller acknowledged the sequence. */
-  publishLeds(balconyId: number, steps: LedCommand[]): Promise<boolean>;
+  publishLeds(balconyId: number, steps: LedColourStep[]): Promise<boolean>;
 }
 
 /** GET /bots and POST /balcony_leds/balcony/{balcony_id}. */
-export function botRoutes(site: Site, system: SystemService, leds: BalconyLeds | undefined): AnyRoute[] {
+/** `LED` is what the LED controller plays (firmware-protocol/messages.json's LED_SEQUENCE): a body it would refuse is a 422 here, not a `published: false` that looks like an unreachable controller. */
+export function botRoutes(site: Site, system: SystemService, leds: BalconyLeds | undefined, LED: LedLimits): AnyRoute[] {
   return [
     route({
       method: 'GET', path: '/api/v2/bots', tag: 'Bots', permission: 'system:view',
@@ -64,11 +53,11 @@ export function botRoutes(site: Site, system: SystemService, leds: BalconyLeds |
       method: 'POST', path: '/api/v2/balcony_leds/balcony/{balcony_id}', tag: 'System', permission: 'system:balcony_leds',
       summary: 'Show an LED sequence at a balcony; published is true once its LED controller acknowledged it',
       params: Type.Object({ balcony_id: Type.Integer({ minimum: 0 }) }),
-      body: Type.Object({ status: Type.Array(LedStep, { minItems: 1, maxItems: LED.maxSteps, description: `1 to ${LED.maxSteps} steps, played in order` }) }),
+      body: Type.Object({ status: Type.Array(LedStep(LED), { minItems: 1, maxItems: LED.maxSteps, description: `1 to ${LED.maxSteps} steps, played in order` }) }),
       responses: { 200: Type.Object({ balcony_id: Type.Integer(), published: Type.Boolean() }), 404: ErrorBody },
       handler: async ({ params, body }) => {
         if (!site.balconies.some((b) => b.id === params.balcony_id)) throw new NotFoundError(`balcony ${params.balcony_id} does not exist`);
-        const steps: LedCommand[] = ledColourSteps(body.status, LED);
+        const steps = ledColourSteps(body.status, LED);
         const published = leds ? await leds.publishLeds(params.balcony_id, steps) : false;
         return { balcony_id: params.balcony_id, published };
       },

@@ -177,3 +177,10 @@ export function protocolTable(): ProtocolTable {
   loaded ??= compileTable(JSON.parse(readFileSync(TABLE_URL, 'utf8')));
   return loaded;
 }
+
+/** What a balcony's LED controller plays: most steps of a LED_SEQUENCE, and the shortest and longest step in milliseconds. */
+export function ledSequenceLimits(): { maxSteps: number; minMs: number; maxMs: number } {
+  const steps = protocolTable().byName.get('LED_SEQUENCE')!.fields.find((f): f is ArrayField => f.kind === 'array' && f.name === 'steps')!;
+  const duration = steps.fields.find((f) => f.name === 'duration_ms')!;
+  return { maxSteps: steps.max, minMs: duration.min, maxMs: duration.max };
+}
