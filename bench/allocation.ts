@@ -1,6 +1,6 @@
 // npm run bench:allocation [-- --requests 3000 --connections 10 --kinds patch_setting,view_page --rows 4 --seed 1]
 //
-// Bytes the API's thread allocates a request, by kind of issue 22's mix, against the bare
+// Bytes the API's thread allocates a request, by kind of the everyday mix (bench:load), against the bare
 // `GET /api/v2/health` measured in the same run. Allocation is what the young generation's
 // collections cost: under the ten-minute load they took 9 % of the main thread at the start and
 // 13 % at the end, each collection slower as the heap grew (docs/benchmarks.md, "Eleventh

@@ -2,7 +2,7 @@
 // node --import tsx bench/cpu-profile.ts stalls <profile.cpuprofile> [--min ms]
 //
 // Reads a V8 CPU profile (`node --cpu-prof`, or `bench:load --node-flags="--cpu-prof
-// --cpu-prof-dir=DIR"`) the way issue 22's long runs needed it:
+// --cpu-prof-dir=DIR"`) the way the long load runs need it:
 //   top     self and inclusive time by function over the whole profile, or over a window given
 //           in seconds from its start, or over each window of one kind that `bench:load
 //           --daemon-out FILE` marked (`# <kind> alone: ...`, stamped with the monotonic µs that

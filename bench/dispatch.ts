@@ -2,7 +2,7 @@
 //
 // One dispatch pass of the brain (src/brain/worker/policy/dispatch.ts `decide`) on the demo
 // level with many open retrievals, as under a rush of requests: a pass runs after every
-// commit, so its cost times the commits is the brain thread's load (issue 22: with 900 open
+// commit, so its cost times the commits is the brain thread's load (with 900 open
 // jobs, passes that asked the snapshot the same question for every job took most of it).
 // Each size's time per pass is printed with its ratio to the first size's: a pass that grows
 // with the jobs gives the ratio of the sizes (4 for 150 -> 600), a quadratic one its square.

@@ -1,6 +1,6 @@
 // npm run bench:list-pages [-- --small 10000 --large 300000 --pages 2000]
 //
-// An integration paging through a list while others write (issue 22: no request path scans a
+// An integration paging through a list while others write (no request path scans a
 // whole collection), over a real store of `--small` and of `--large` records:
 //   SKUs    a new SKU committed, then `GET /skus?page=2&size=20` and the same with
 //           `measurement_unit__in=PIECE`, through the list engine on the SKU table; the

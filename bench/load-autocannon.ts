@@ -1,6 +1,6 @@
 // npm run bench:load-autocannon [-- --skus 10000 --clients 200 --duration 10 --rounds 2 --seed 1 --links on --no-build]
 //
-// Issue 22's mix / health ratio with the load tool the issue names, autocannon, beside the
+// The everyday mix (bench:load) / health ratio with a load tool others use, autocannon, beside the
 // undici client of `bench:load`: the same daemon (bench/load-daemon.ts), the same seeded store
 // and the same calls (bench/mix-kinds.ts). A short mix warms the connections first; then each
 // round runs health and the mix, --clients keep-alive connections for --duration seconds each.

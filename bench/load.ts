@@ -4,7 +4,7 @@
 //                        --node-flags=--trace-gc --daemon-out /tmp/gc.txt --disk-stall 300/2
 //                        --jobs 300000 --prune-days 1]
 //
-// The API under the load of issue 22: many keep-alive HTTPS clients mixing the everyday calls
+// The API under the everyday load: many keep-alive HTTPS clients mixing the everyday calls
 // against the demo daemon (dist/main.js, a child process on a fresh state directory), with the
 // bare `GET /api/v2/health` of the same daemon in the same run as the baseline.
 //
@@ -32,7 +32,7 @@
 //
 // With --kinds-only, the kinds phase alone runs right after the start, warm connections first:
 // the reads then see the store at its seeded size (the mix's POST /sku adds thousands of SKUs),
-// so `--skus 1000` against `--skus 10000` is the tenfold comparison of issue 22.
+// so `--skus 1000` against `--skus 10000` is the tenfold comparison.
 //
 // The load generator is this process, one connection per client, one request at a time: undici's
 // Client by default, node:https (an Agent of one socket) with --client https, as the rounds before
@@ -77,7 +77,7 @@ const { values: args } = parseArgs({
     // The measured daemon's own lines that are not its log's JSON (what --trace-gc prints) go to this file.
     'daemon-out': { type: 'string' },
     // "300/2": another process holds the store's LMDB write lock 300 ms every 2 s, as a disk
-    // whose fsyncs stall holds the daemon's commits (a busy or failing disk; issue 22).
+    // whose fsyncs stall holds the daemon's commits (a busy or failing disk).
     'disk-stall': { type: 'string' },
     // The load generator's HTTP client: undici (the default, lighter) or node:https (the rounds before the ninth).
     client: { type: 'string', default: 'undici' },
@@ -100,7 +100,7 @@ console.log(`bench:load seed ${SEED}, ${SKUS} SKUs, ${CLIENTS} clients, ${DURATI
 const random = seededRandom(SEED);
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
 
-/** The kinds of issue 22, each as often as the others. */
+/** The everyday mix's kinds, each as often as the others. */
 const KINDS = mixKinds(random);
 const KIND_NAMES = args.mix ? args.mix.split(',') : Object.keys(KINDS);
 for (const kind of KIND_NAMES) if (!KINDS[kind]) throw new Error(`--mix: no kind ${kind} (kinds: ${Object.keys(KINDS).join(', ')})`);

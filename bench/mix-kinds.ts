@@ -1,5 +1,5 @@
 /**
- * The everyday calls of issue 22's mix, as `bench:load` sends them and `bench:allocation`
+ * The everyday calls, as `bench:load` sends them and `bench:allocation`
  * weighs them: each kind makes its next call with choices (which SKU, which word) drawn from
  * a seeded generator, so a seed replays the same calls.
  */
@@ -32,7 +32,7 @@ export const WORDS = ['bolt', 'nut', 'gloves', 'wire', 'tape', 'drill', 'cable',
 /** SKU-00001 to SKU-00400: the demo site's SKUs. */
 const DEMO_SKUS = 400;
 
-/** The kinds of issue 22, by name, drawing their choices from `random`. */
+/** The everyday mix's kinds, by name, drawing their choices from `random`. */
 export function mixKinds(random: () => number): Record<string, () => Call> {
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
   const demoSku = () => `SKU-${String(1 + Math.floor(random() * DEMO_SKUS)).padStart(5, '0')}`;

@@ -1,6 +1,6 @@
 // npm run bench:record-decoding [-- --records 20000 --rounds 10]
 //
-// What a read of a stored record costs (issue 22: decoding field names was a third of both
+// What a read of a stored record costs (decoding field names was a third of both
 // threads), over a real store of `--records` jobs:
 //   baseline  the jobs as the build before wrote them: lmdb-js's own encoder, each record
 //             carrying its field names (written and read through a plain database);

@@ -1,6 +1,6 @@
 // npm run bench:record-ids [-- --records 300000 --batches 500 --per-commit 8 --warmup 1500]
 //
-// What the order of new request ids costs a commit as the store grows (issue 22). A real Store
+// What the order of new request ids costs a commit as the store grows. A real Store
 // (LMDB, fsync and all) with the real `requests` and `events` collections is filled with
 // --records refused requests, each with its Idempotency-Key and an event, as `POST /requests`
 // under the load mix stores them; then, after --warmup commits unmeasured, --batches commits of

@@ -1,6 +1,6 @@
 // npm run bench:request-plans [-- --spaces 10000,100000 --iterations 40 --seed 7]
 //
-// What planning one request costs as the site grows (issue 22: no request path scans a whole
+// What planning one request costs as the site grows (no request path scans a whole
 // collection). For each size, a generated site (src/domain/site/generate.ts, 4 levels, 92 % of
 // the spaces holding a carrier of 2.9 boxes on average, one SKU per 20 spaces) is seeded into a
 // real store by the whole app, started in this process without its radio lines. Then requests

@@ -20,12 +20,12 @@
 //   planner, level N                           its steps against the simulated time's (below
 //                                              100 %: bots waited for confirmations, or idled),
 //                                              stalls and escapes (the planners' summaries)
-// Target (issue 8): balconies busy >= 90% of the time while bots are enough. `--bots-per-level`
+// Target: balconies busy >= 90% of the time while bots are enough. `--bots-per-level`
 // runs the demo with that many bots on each level instead of its 10 (the same site otherwise),
 // to tell a balcony short of bots from a controller that keeps it waiting.
 // Sites: `demo` (2 levels of 620 spaces, 10 bots and 2 balconies a level), `large` (one level of
 // 4,000 spaces, 40 bots, 6 balconies), `large-10k` (one level of 10,000 spaces, 60 bots, 6
-// balconies: issue 23's target of >= 85 % busy). `--highways` lays out the generated large
+// balconies: a target of >= 85 % busy). `--highways` lays out the generated large
 // sites' highways: `scaled` (default) with as many highway rows and cross aisles as their bots
 // need (src/domain/site/highways.ts), `single` with the generator's original single top row;
 // `--site-options` (JSON) overrides any generator option of the large sites after that, to

@@ -1,6 +1,6 @@
 // npm run bench:sorted-chunks [-- --ids 200000 --ms 1000]
 //
-// A new SKU's id into the key-ordered ids, as the SKU table does on each commit (issue 22):
+// A new SKU's id into the key-ordered ids, as the SKU table does on each commit:
 // spliced into one array (the baseline) against inserted into SortedChunks, each while the
 // heap is quiet and while other code allocates and keeps objects (as under the API's load,
 // when the garbage collector marks most of the time). Prints µs an insert and the ratio.

@@ -1,6 +1,6 @@
 // npm run bench:substring-index [-- --small 20000 --large 400000 --ms 1000]
 //
-// The SKU names' substring index under `PATCH /sku` (issue 22): a hundred SKUs renamed back and
+// The SKU names' substring index under `PATCH /sku`: a hundred SKUs renamed back and
 // forth among ten words, beside a catalogue of `--small` and of `--large` names, with ten
 // needles' answers kept. The baseline is the same index with a `Set` of keys per trigram and per
 // answer (as it was), against SubstringIndex's NumberSets. Prints µs a rename in the last of

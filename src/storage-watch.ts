@@ -28,7 +28,7 @@ export function decideLowSpace(state: DiskState, free: number | undefined, lowBy
 
 const mib = (n: number) => `${Math.round(n / 1024 ** 2)} MiB`;
 
-/** A commit that held the event loop this long is logged: every request waited that long (issue 22 saw single fsyncs of 330 to 730 ms on a busy disk). */
+/** A commit that held the event loop this long is logged: every request waited that long (single fsyncs of 330 to 730 ms were seen on a busy disk). */
 export const SLOW_COMMIT_MS = 250;
 /** At most one slow-commit line in this many ms; the next line counts those not said. */
 const SLOW_COMMIT_EVERY_MS = 60_000;

@@ -1,4 +1,4 @@
-// Every write body is an allow-list (issue 19, "mass assignment"): for each POST, PUT and PATCH
+// Every write body is an allow-list ("mass assignment"): for each POST, PUT and PATCH
 // route with a JSON body, each field its answer shows that its body does not take (ids,
 // totals, counters, timestamps: read-only or computed) is refused with 422, naming the field,
 // and nothing is written. A body that is a union of kinds (POST /requests) must be strict in

@@ -1,4 +1,4 @@
-// The console (issue 24) in a real browser: Debian's Chromium, headless, driven by
+// The console in a real browser: Debian's Chromium, headless, driven by
 // playwright-core against the whole daemon on the demo site (real TLS, store, brain, planner
 // and simulated bots). An operator logs in, watches the bots move, opens a bot on the map,
 // confirms a pick on the balcony screen and sees the request progress, and is refused a

@@ -1,4 +1,4 @@
-// Issue 24, the daemon's side of the console: the page and its bundle with their caching
+// The daemon's side of the console: the page and its bundle with their caching
 // headers, the level map, the live bot stream's checks, and logout revoking a refresh token.
 // The console itself runs in Chromium in test/console/console-browser.test.ts.
 import { readFileSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// Issue 21: the served OpenAPI document says what the daemon does. Each check here failed
+// The served OpenAPI document says what the daemon does. Each check here failed
 // against the document before: answers the daemon gives that were undocumented, and parameter
 // schemas looser than what the daemon accepts.
 import t from 'tap';

@@ -1,4 +1,4 @@
-// Issue 21: where the daemon and the spec disagreed, tried against the real app the way an
+// Where the daemon and the spec disagreed, tried against the real app the way an
 // integrator found each one.
 import t from 'tap';
 import { startAdminApp, type AdminApp } from '../helpers/app.js';

@@ -1,4 +1,4 @@
-// Issue 21: the filters of every list endpoint are those the spec lists, read from the spec's
+// The filters of every list endpoint are those the spec lists, read from the spec's
 // own text and compared with the served OpenAPI document, which the same field tables build
 // as the validation: a filter added, dropped or misspelt on either side fails here.
 import t from 'tap';

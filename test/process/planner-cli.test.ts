@@ -370,7 +370,7 @@ t.test('head-on traffic in the distance tables: it changes the routes, and every
   );
   t.ok(reached > 0, `${reached} goals reached under faults and barred cells (fast-check seed 2361)`);
   // LoRR 2023 crowds (robots on a tenth of the free cells or more, as the saved small warehouse)
-  // get it with the flow costs by default (MR23-I-10, issue 23, sixth round)
+  // get it with the flow costs by default (MR23-I-10)
   const lorr = ['--instance', path.join(FIXTURES, 'small-2023.json'), '--steps', '300'];
   const byDefault = cli(lorr).out;
   t.equal(byDefault.validator.violations, 0);

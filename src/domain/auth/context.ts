@@ -6,7 +6,7 @@ import type { AuthSecrets } from './secrets.js';
 import type { Events } from '../events/events.js';
 import type { EventKind } from '../events/catalogue.js';
 
-/** Lifetimes and rules; settings (issue #5) will own them, these are the documented defaults. */
+/** Lifetimes and rules; the settings hold them, these are the documented defaults. */
 export interface AuthSettings {
   accessTokenSeconds: number;
   refreshTokenSeconds: number;

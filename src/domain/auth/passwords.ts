@@ -18,7 +18,7 @@ export interface PasswordPolicy {
 
 const SPECIALS = '!@#$%^&*()-_=+[]{};:,.?/~|<>';
 
-/** The policy new passwords must meet (a setting from issue #5 on; these are its defaults). */
+/** The policy new passwords must meet (a setting; these are its defaults). */
 export const DEFAULT_POLICY: PasswordPolicy = {
   min_length: 12,
   require_digit: true,

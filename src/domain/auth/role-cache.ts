@@ -2,7 +2,7 @@
  * What a request needs of a role (its permissions and authority level), read from the store
  * once per change of the auth data. A role record carries its whole permission list: decoding
  * it to learn one number was 11 KB of garbage on every settings write and every request made
- * with a user's token (issue 22).
+ * with a user's token.
  */
 import type { Store } from '../../store/store.js';
 import { AUTH_VERSION } from './context.js';

@@ -2,7 +2,7 @@
  * Every SKU (deleted ones too) in memory, in the store's key order, kept current on every
  * commit (this thread's and, through the commit bridge, the brain's): the SKU list's source.
  * A search (`search=name:bolt`) reads every SKU; from LMDB that decoded each record on every
- * call, 7 ms a request with 1,000 SKUs and 26 ms with 4,400 (issue 22), here it is a pass over
+ * call, 7 ms a request with 1,000 SKUs and 26 ms with 4,400, here it is a pass over
  * objects already decoded.
  *
  * A changed SKU is read anew from the store and replaces its object, never written in place,
@@ -11,7 +11,7 @@
  *
  * A list sorted by a stock count (`sort_by=-total_quantity`) reads the SKUs in that order
  * until its page is full (`ordered`) instead of sorting every SKU or every match of its
- * search: about 20 rows read for a page of 20, at 1,000 SKUs as at 10,000 (issue 22).
+ * search: about 20 rows read for a page of 20, at 1,000 SKUs as at 10,000.
  */
 import { OrderedIndex, SortedChunks, SubstringIndex, type GatheredRows, type KeysHolding, type ListSource, type SearchMatches } from '../list/index.js';
 import type { CommitNotice, Store } from '../../store/store.js';
@@ -26,7 +26,7 @@ type OrderedField = 'total_quantity' | 'max_quantity' | 'load_count';
  * commit: `search=name:bolt&sort_by=-total_quantity` reads its page of 20 from the top of its
  * own matches. Walking every SKU in that order and testing each against the matches read ten
  * rows a hit, and each test missed the processor's caches (a tenth of the main thread under
- * load, issue 22).
+ * load).
  */
 interface Substrings {
   index: SubstringIndex<string>;

@@ -448,7 +448,7 @@ export class InventoryView implements ListSource<InventoryRow> {
     if (row.sku_id !== null) this.bySku.get(row.sku_id)?.delete(row);
     this.byLevel.get(row.level_id)?.delete(row);
     // A box that keeps its row is overwritten, not deleted and added: a Map walks the chain of
-    // every earlier delete of a key when it is added again (issue 22).
+    // every earlier delete of a key when it is added again.
     if (row.box_id !== null && row.box_id !== next?.box_id && this.byBox.get(row.box_id) === row) this.byBox.delete(row.box_id);
     if (!this.building) this.etaOrder.remove(row);
   }

@@ -119,7 +119,7 @@ function orderedPage<T>(
   const rest = query.sort.slice(1);
   // The source's size is needed to judge whether walking pays, which a forced walk does not
   // ask: a collection counts its records from LMDB's statistics, 9 % of the API thread in
-  // `GET /jobs?status__eq=…`, whose page comes from the status's own order (issue 22).
+  // `GET /jobs?status__eq=…`, whose page comes from the status's own order.
   const size = force ? undefined : source.size;
   if (size === undefined && !force) return { rowsRead: false };
 

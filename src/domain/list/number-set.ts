@@ -5,8 +5,8 @@
  * Why not a `Set` throughout: V8 leaves a deleted entry in its bucket's chain until the table is
  * rebuilt, and adding a key walks that chain. A key taken out and put back again and again (an
  * SKU renamed back and forth) lengthens its own chain each time, so in a set of 400,000 that is
- * rebuilt only every hundred thousand deletions, a delete and add cost 2.7 µs and growing
- * (issue 22). A bitmap sets and clears one bit, and costs less memory once more than about one
+ * rebuilt only every hundred thousand deletions, a delete and add cost 2.7 µs and growing.
+ * A bitmap sets and clears one bit, and costs less memory once more than about one
  * number in a hundred is in it; a sparse set holds few, so its chains stay short.
  */
 export class NumberSet {

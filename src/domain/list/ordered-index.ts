@@ -11,7 +11,7 @@ import { SortedChunks } from './sorted-chunks.js';
  * them. A run is held in chunks (SortedChunks): an update is a few binary searches and the
  * splice of one chunk, however long the run. The tie order is a comparison, not a position: a
  * position (an SKU's place among 150,000 ids) cost a binary search of its own at each step of
- * the run's (issue 22). The owner must remove a row before its key or tie order changes and
+ * the run's. The owner must remove a row before its key or tie order changes and
  * add it again after.
  */
 export class OrderedIndex<T> {

@@ -9,13 +9,13 @@ export interface KeysHolding<K> extends Iterable<K> {
 /**
  * Which rows' texts hold a needle, by the trigrams (runs of three characters) of their texts:
  * a substring search then tests only the rows that hold every trigram of its needle, not every
- * row (10,000 SKU names cost 5 ms a search, issue 22). Needles shorter than a trigram get no
+ * row (10,000 SKU names cost 5 ms a search). Needles shorter than a trigram get no
  * answer.
  *
  * The answers to the needles asked lately are kept, and kept current as texts change: an
  * integration asks for the same few words again and again, and an answer found anew costs a
  * pass over all its matches (12 ms for "bolt" in 61,000 SKUs), where a kept one costs nothing
- * however many rows it holds (issue 22: a request's cost flat as the data grows).
+ * however many rows it holds (a request's cost flat as the data grows).
  *
  * Each key is given a number for as long as it has a text, and the postings and answers hold
  * numbers in NumberSets: a trigram nearly every text holds becomes a bitmap, where a key

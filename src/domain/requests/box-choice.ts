@@ -5,7 +5,7 @@
  *
  * Judging a box (reading its carrier, whether other work holds it, what stands in front of it
  * in its lane) is what costs, and a putaway on a site of 100,000 spaces judged every empty box
- * there (issue 22). So the boxes come in the plan's order as far as it is known before
+ * there. So the boxes come in the plan's order as far as it is known before
  * judging: oldest first, or level by level from the least open work and oldest first within
  * equal work (a putaway's and a replenishment's: on a site whose boxes have one age, as
  * seeded, age alone put the boxes of the busier levels first). Judging stops once the quantity

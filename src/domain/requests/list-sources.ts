@@ -52,7 +52,7 @@ export function jobSource(store: Store, showCreated: () => boolean, open: Pick<O
         return byCreation;
       }
       // The lists themselves, not a filtering generator: a poll of 500 open jobs cost two
-      // iterator calls a row (a twelfth of the main thread in issue 22's mix).
+      // iterator calls a row (a twelfth of the main thread in bench:load's everyday mix).
       if (statuses) return statuses.flatMap((s) => open.jobsWithStatus(s));
       const rows = base.lookup(field, values);
       return rows && visible(rows);
@@ -82,7 +82,7 @@ export function jobSource(store: Store, showCreated: () => boolean, open: Pick<O
     },
     // The jobs scan gives: all of them, less the internal plans unless the setting shows them.
     // Those are open jobs, counted in memory: the status index's count walked every key of them
-    // on each page that read the size, 8 % of the API thread in issue 22's mix.
+    // on each page that read the size, 8 % of the API thread in bench:load's everyday mix.
     get size() {
       return base.size! - (showCreated() ? 0 : open.jobsByCreation('CREATED').length);
     },

@@ -60,7 +60,7 @@ export class OpenWork {
 
   /**
    * Open jobs with this status in id order: the order of the store's `status` index, so a list
-   * reads them here instead of decoding them (GET /jobs?status__eq=EXECUTING, issue 22).
+   * reads them here instead of decoding them (GET /jobs?status__eq=EXECUTING).
    * Empty for a final status: those are not held.
    */
   jobsWithStatus(status: JobStatus): readonly JobRecord[] {

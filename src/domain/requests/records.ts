@@ -217,7 +217,7 @@ export const jobs: CollectionDef<JobRecord> = {
     // GET /jobs?status__eq=EXECUTING, an integration's poll: without it, every job ever read each time.
     { name: 'status', of: (j) => j.status },
     // POST /requests asks, for each candidate carrier inside its write transaction, whether open
-    // work holds it: by `carrier_id` that decoded every job the carrier ever had (issue 22).
+    // work holds it: by `carrier_id` that decoded every job the carrier ever had.
     { name: 'open_carrier', of: (j) => (isFinalJob(j.status) ? undefined : j.carrier_id ?? undefined) },
     // A bot's request (RECHARGE, OFFBOARD, ...) asks whether open work holds the bot: its own open jobs, not every open job.
     { name: 'open_bot', of: (j) => (isFinalJob(j.status) ? undefined : j.bot_id ?? undefined) },

@@ -23,7 +23,7 @@ import { listRoute } from '../list-route.js';
 export interface AuthRouteOptions {
   timeZone: string;
   maxPageSize: number;
-  /** Resolved settings shown by /auth/authenticate (issue #5 fills them). */
+  /** Resolved settings shown by /auth/authenticate. */
   settingsOf?: (caller: Caller) => Record<string, unknown>;
   settingsVersion?: () => string;
 }

@@ -1,6 +1,6 @@
 // The boxes a request takes from (src/domain/requests/box-choice.ts): judging them lazily, oldest
 // first, and stopping once the choice is settled gives the same boxes as judging every one and
-// sorting them (the plan's order before issue 22), and judges far fewer when stock is plenty.
+// sorting them (as the planner once did), and judges far fewer when stock is plenty.
 import t from 'tap';
 import fc from 'fast-check';
 import { chooseBoxes, oldestFirst, type Offer } from '../../../src/domain/requests/box-choice.js';

@@ -1,5 +1,5 @@
 // GET /jobs filtered by open statuses (an integration's poll of EXECUTING jobs) reads the open
-// work in memory (issue 22): the same pages as the store's status index gives, after commits
+// work in memory: the same pages as the store's status index gives, after commits
 // that move jobs between statuses, and no job record decoded from LMDB.
 import t from 'tap';
 import { Random } from '../../../src/sim/random.js';

@@ -20,7 +20,7 @@ t.test('once every job ended', async (t) => {
   t.equal(requestStatus(request(), [job('ABORTED', 'x'), job('SUCCEEDED')]), 'SUCCEEDED', 'a replaced job does not count');
 });
 
-// Entity counters add up (issue 18): requested = completed + cancelled + open, for every kind of job
+// Entity counters add up: requested = completed + cancelled + open, for every kind of job
 // that works an entity, a picking alert included; cancelled work is never counted as completed.
 t.test('entity counters: requested = completed + cancelled + open', async (t) => {
   const entity = (job_type: JobRecord['type'], total_quantity: number) =>

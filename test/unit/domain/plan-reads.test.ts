@@ -1,4 +1,4 @@
-// Planning a request reads the open work it needs through the jobs' indexes (issue 22): whether
+// Planning a request reads the open work it needs through the jobs' indexes: whether
 // open work holds a candidate carrier (`open_carrier`) and which carriers are being set down in
 // front of it (`coming_to`), without decoding every open job of the level, nor every job the
 // carrier ever had. Counted in job records decoded, not in time.

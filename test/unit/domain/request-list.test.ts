@@ -1,5 +1,5 @@
 // GET /requests and GET /jobs are newest first by default (spec 2.15, 2.16): their pages are
-// read from the end of the store's index by creation (issue 22), not sorted from every
+// read from the end of the store's index by creation, not sorted from every
 // record, and their changes since an instant from the index by change. The same pages as
 // sorting every record gives, ties included; a page reads its rows and no more; and a store
 // written before the indexes gets them on its next start.

@@ -1,4 +1,4 @@
-// Site generator highways (issue 23): the demo and every site generated without the new
+// Site generator highways: the demo and every site generated without the new
 // options stay byte for byte what they were; scaled highways (and buffers) grow with the bots,
 // and every level they give passes the layout checks with each storage space reachable from a
 // balcony.

@@ -1,4 +1,4 @@
-// The SKU list's in-memory source (src/domain/inventory/sku-table.ts, issue 22): after random
+// The SKU list's in-memory source (src/domain/inventory/sku-table.ts): after random
 // commits of this thread and of another one (heard through the commit notices), every list
 // query answers as the store itself would, and a search reads no SKU record from LMDB.
 import t, { type Test } from 'tap';

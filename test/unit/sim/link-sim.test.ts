@@ -3,7 +3,7 @@
 // simulator child process (src/sim) on its real pseudo-terminal, with the simulator's fault
 // knobs. What each side does alone is tested elsewhere (test/unit/link/link.test.ts with fake bots,
 // test/unit/sim/sim.test.ts with a TS-codec controller, test/unit/link/serial.test.ts with bare ptys); here the
-// claims of issue 6 are checked end to end, and what the bots executed is read back from the
+// claims of the link are checked end to end, and what the bots executed is read back from the
 // simulator (its per-node log of executed commands, in the snapshot).
 //
 // Noise: the issue's "5 % corrupted bytes and 5 % dropped frames", read literally: each byte
