@@ -15,16 +15,10 @@ import { expandPermissions } from './permissions.js';
 import { checkPermissions } from './roles.js';
 import { apiKeys, type ApiKeyRecord } from './records.js';
 import { digest, unseal } from './secrets.js';
+import type { GenerateKeyInput } from './inputs.js';
 
 /** Every key starts with this, so a leaked one is recognisable (and scanners can find it). */
 export const API_KEY_PREFIX = 'whk_';
-
-export interface GenerateKeyInput {
-  name: string;
-  expires_at?: number;
-  never_expires?: boolean;
-  permission_keys?: string[];
-}
 
 /** Creates a key with permissions the caller holds; returns the record and the one-time value. */
 export async function generateApiKey(deps: AuthDeps, caller: Caller, input: GenerateKeyInput): Promise<{ record: ApiKeyRecord; value: string }> {

@@ -15,6 +15,9 @@ import { digest } from './secrets.js';
 import { setBeforeStepBack } from '../wall-clock.js';
 import { users, type UserRecord } from './records.js';
 import { revokeSessions } from './tokens.js';
+import type { ResetInput } from './inputs.js';
+
+export type { ResetInput } from './inputs.js';
 
 const CODE_DIGITS = 8;
 
@@ -33,13 +36,6 @@ export async function issueResetCode(deps: AuthDeps, user: UserRecord, reason: s
   const file = path.join(dir, `${new Date(deps.now()).toISOString().replace(/[:.]/g, '-')}-user-${user.id}.json`);
   writeFileSync(file, `${JSON.stringify({ email: user.email, code, expires_at: new Date(expires).toISOString(), reason })}\n`, { mode: 0o600 });
   deps.logger.info({ user_id: user.id, outbox: dir, reason }, 'password reset code issued');
-}
-
-export interface ResetInput {
-  email: string;
-  new_password: string;
-  old_password?: string;
-  otp?: string;
 }
 
 /**

@@ -11,6 +11,7 @@ import { EVENT } from '../events/catalogue.js';
 import { who } from './caller.js';
 import { ALL_PERMISSION_KEYS, expandPermissions, isPermission } from './permissions.js';
 import { roles, users, type RoleRecord } from './records.js';
+import type { NewRoleInput, RoleInput } from './inputs.js';
 
 const view = (k: string): boolean => k.endsWith(':view');
 
@@ -65,14 +66,8 @@ export function assignableRoles(deps: AuthDeps, caller: Caller): RoleRecord[] {
   return listRoles(deps).filter((r) => r.authority_level < caller.authorityLevel);
 }
 
-export interface RoleInput {
-  name?: string;
-  authority_level?: number;
-  permissions?: string[];
-}
-
 /** Creates a custom role under the caller's rules. */
-export async function createRole(deps: AuthDeps, caller: Caller, input: Required<Pick<RoleInput, 'name' | 'authority_level'>> & RoleInput): Promise<RoleRecord> {
+export async function createRole(deps: AuthDeps, caller: Caller, input: NewRoleInput): Promise<RoleRecord> {
   checkLevel(caller, input.authority_level, ['body', 'authority_level']);
   const permissions = checkPermissions(caller, input.permissions ?? [], ['body', 'permissions']);
   const now = deps.now();

@@ -12,18 +12,11 @@ import { issueResetCode } from './reset.js';
 import { checkReach, getRole, listRoles } from './roles.js';
 import { roles, users, type RoleRecord, type UserRecord } from './records.js';
 import { revokeSessions } from './tokens.js';
+import type { CreateAccountInput, UpdateUserInput } from './inputs.js';
 
 /** Trims and lowercases an email: the form it is stored and looked up in. */
 export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
-}
-
-export interface CreateAccountInput {
-  username: string;
-  email: string;
-  locale?: string;
-  role?: string;
-  role_id?: string;
 }
 
 /** Creates an account with an assignable role (Viewer when none is named). */
@@ -51,13 +44,6 @@ export async function createAccount(deps: AuthDeps, caller: Caller, input: Creat
   });
   await issueResetCode(deps, user, 'account created');
   return deps.store.collection(users).get(user.id)!;
-}
-
-export interface UpdateUserInput {
-  user_id: number;
-  username?: string;
-  email?: string;
-  role_id?: string;
 }
 
 /** Changes a user's name, email or role under the authority rules. */

@@ -1,12 +1,12 @@
 /** Request and response shapes of spec 4.1 (authentication and users). */
 import Type from 'typebox';
 import { Nullable, Timestamp } from './common.js';
+import {
+  CreateAccountBody, Email, GenerateKeyBody, Locale, Password, PermissionKeys, ResetBody, RoleBody, RolePatchBody, UpdateUserBody,
+} from '../../domain/auth/inputs.js';
 
-export const Locale = Type.String({ minLength: 2, maxLength: 16, default: 'en', description: 'Language of messages (values not shown in the spec; any BCP 47 tag)' });
-const Email = Type.String({ format: 'email', maxLength: 320 });
-const Password = Type.String({ minLength: 1, maxLength: 256 });
-const Name = Type.String({ minLength: 1, maxLength: 255 });
-const PermissionKeys = Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 500 });
+export { CreateAccountBody, GenerateKeyBody, Locale, ResetBody, RoleBody, RolePatchBody, UpdateUserBody };
+
 
 export const PasswordPolicySchema = Type.Object({
   min_length: Type.Integer(),
@@ -65,53 +65,9 @@ export const Message = Type.Object({ message: Type.String() });
 export const LoginBody = Type.Object({ email: Email, password: Password, locale: Type.Optional(Locale) });
 export const RefreshBody = Type.Object({ refresh_token: Type.String({ minLength: 1, maxLength: 512 }) });
 export const ForgotBody = Type.Object({ email: Email, locale: Type.Optional(Locale) });
-// Either the reset code or the old password: said in the document too (the domain refuses a
-// body with neither), so that a client generated from it does not send one.
-export const ResetBody = Type.Object({
-  email: Email,
-  new_password: Password,
-  locale: Type.Optional(Locale),
-  old_password: Type.Optional(Password),
-  otp: Type.Optional(Type.String({ minLength: 1, maxLength: 32 })),
-}, { anyOf: [{ required: ['otp'] }, { required: ['old_password'] }] });
-
-export const CreateAccountBody = Type.Object({
-  username: Name,
-  email: Email,
-  locale: Type.Optional(Locale),
-  role: Type.Optional(Type.String({ minLength: 1, maxLength: 100, deprecated: true, description: 'Deprecated: use role_id. A role id or name.' })),
-  role_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-}, { additionalProperties: false });
-
 export const CreateAccountResponse = Type.Object({ id: Type.Integer(), username: Type.String(), email: Type.String() });
 
-export const UpdateUserBody = Type.Object({
-  user_id: Type.Integer({ minimum: 1 }),
-  username: Type.Optional(Name),
-  email: Type.Optional(Email),
-  role_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-}, { additionalProperties: false });
-
 export const UpdateUserResponse = Type.Object({ id: Type.Integer(), username: Type.String(), email: Type.String(), role_id: Type.String() });
-
-export const RoleBody = Type.Object({
-  name: Name,
-  authority_level: Type.Integer({ minimum: 0, maximum: 1000 }),
-  permissions: Type.Optional(PermissionKeys),
-});
-
-export const RolePatchBody = Type.Object({
-  name: Type.Optional(Name),
-  authority_level: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000 })),
-  permissions: Type.Optional(PermissionKeys),
-});
-
-export const GenerateKeyBody = Type.Object({
-  name: Name,
-  expires_at: Type.Optional(Type.String({ format: 'date-time', description: 'ISO 8601 with offset; default: 30 days from now' })),
-  never_expires: Type.Optional(Type.Boolean({ default: false })),
-  permission_keys: Type.Optional(PermissionKeys),
-});
 
 export const KeyPermissionsBody = Type.Object({ permission_keys: PermissionKeys });
 
