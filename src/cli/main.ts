@@ -24,7 +24,8 @@ commands:
                            exit 0, or 78 with one line per problem
   backup --out FILE        hot backup (the daemon may run): store, state files, config, TLS
   restore FILE             restore a backup (the daemon stopped); the old state is kept aside
-  reset-admin [--out FILE] new password for the first Super Admin (the daemon stopped), in a 0600 file
+  reset-admin [--out FILE] new password and API key for the first Super Admin (the daemon stopped),
+                           in a 0600 file shaped as the first start's (email, password, api_key)
   bots                     bots with their live state
   requests [--all] [--limit N]   open requests (or all), oldest first
   events [--limit N] [--follow]  latest events; --follow prints new ones until Ctrl-C
@@ -120,7 +121,8 @@ async function run(argv: string[]): Promise<number> {
       expect(0, 'no arguments (--out FILE)');
       const { resetAdmin } = await import('./reset-admin.js');
       const done = await resetAdmin(cliConfig(options), values.out);
-      out(`new password for ${done.email} written to ${done.file} (mode 0600): log in, change it, then delete the file\n`);
+      const expiry = done.keyExpiresAt === null ? 'never expiring' : `expiring ${new Date(done.keyExpiresAt).toISOString()}`;
+      out(`new password and API key (every permission, ${expiry}) for ${done.email} written to ${done.file} (mode 0600): log in, change the password, then delete the file\n`);
       return EXIT.ok;
     }
     case 'bots': {

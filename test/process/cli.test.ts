@@ -170,5 +170,12 @@ t.test('status, reads, hot backup under writes, restore elsewhere, refusals, res
   const anon = new Client(await d3.listening, readFileSync(path.join(restored, 'tls/self-signed-cert.pem')));
   t.teardown(() => anon.close());
   t.equal((await anon.post('/api/v2/auth/login', { email: credential.email, password: credential.password })).status, 200, 'the new password logs in');
+  // The same shape as the first start's file, so the same recipe reads a key from it.
+  t.same(Object.keys(credential).sort(), ['api_key', 'email', 'password']);
+  t.match(credential.api_key, /^whk_/);
+  const me = await anon.get('/api/v2/auth/authenticate', { authorization: `Bearer ${credential.api_key}` });
+  t.equal(me.status, 200, 'its new API key authenticates');
+  t.ok(me.json.permissions.includes('system:delete_bots'), 'with every permission');
+  t.match(reset.out, /new password and API key \(every permission, expiring \d{4}-/);
   t.equal(cli(['--state-dir', restored, 'reset-admin', '--out', path.join(work, 'x.json')]).code, 75, 'refused while the daemon runs: EX_TEMPFAIL');
 });

@@ -23,6 +23,22 @@ export const ANONYMOUS: Caller = { kind: 'anonymous', permissions: new Set(), au
 
 export const BOOTSTRAP_FILE = 'bootstrap-admin.json';
 export const BOOTSTRAP_EMAIL = 'admin@warehouse.local';
+
+/** What the first start and `reset-admin` write: one shape, so one recipe reads the key from either. */
+export interface AdminCredentials {
+  email: string;
+  password: string;
+  api_key: string;
+}
+
+/**
+ * Writes the credentials to `file`, created with mode 0600 so they are never readable by others,
+ * not even briefly; `exclusive` refuses a file that exists (a reset must not overwrite unread ones).
+ */
+export function writeAdminCredentials(file: string, credentials: AdminCredentials, exclusive = false): void {
+  writeFileSync(file, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600, flag: exclusive ? 'wx' : 'w' });
+}
+
 const FLUSH_INTERVAL_MS = 60_000;
 
 export class Auth {
@@ -224,7 +240,7 @@ export class Auth {
     const caller: Caller = { kind: 'user', id: user.id, permissions: new Set(ALL_PERMISSION_KEYS), authorityLevel: superAdmin.authority_level };
     const { value } = await generateApiKey(deps, caller, { name: 'bootstrap', never_expires: true, permission_keys: [...ALL_PERMISSION_KEYS] });
     const file = path.join(deps.stateDir, BOOTSTRAP_FILE);
-    writeFileSync(file, `${JSON.stringify({ email: BOOTSTRAP_EMAIL, password, api_key: value }, null, 2)}\n`, { mode: 0o600 });
+    writeAdminCredentials(file, { email: BOOTSTRAP_EMAIL, password, api_key: value });
     deps.logger.warn({ file }, 'first start: administrator credentials written; read them, then store them safely and delete the file');
   }
 }
