@@ -17,7 +17,10 @@ export { CliError, EXIT } from './exit.js';
 
 /** The environment file the unit reads (EnvironmentFile=). */
 export const DEFAULT_ENV_FILE = '/etc/warehouse-controller/environment';
-/** The unit's state directory (StateDirectory=), used when nothing else names one. */
+/**
+ * The unit's state directory (StateDirectory=), used when nothing else names one and it exists;
+ * otherwise the daemon's own default holds: `./state` of the current directory, as in a checkout.
+ */
 export const DEFAULT_STATE_DIR = '/var/lib/warehouse-controller';
 
 export interface CliOptions {

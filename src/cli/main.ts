@@ -36,11 +36,14 @@ commands:
   compact                  give the store file's free pages back to the disk (the daemon stopped)
 
 options:
-  --state-dir DIR   the daemon's state directory (default: WAREHOUSE_STATE_DIR, or /var/lib/warehouse-controller)
+  --state-dir DIR   the daemon's state directory; without it: WAREHOUSE_STATE_DIR (the environment
+                    file's, then this shell's), else /var/lib/warehouse-controller where it exists
+                    (an installed box), else ./state of the current directory (a checkout, as npm start)
   --env-file FILE   the unit's environment file (default /etc/warehouse-controller/environment, if present)
   --help, --version
 
-Run as the service user (sudo -u warehouse warehouse-controller status). docs/operations.md.
+On a box, run it as the service user (sudo -u warehouse warehouse-controller status); in a
+checkout, from its folder (node dist/cli/main.js status). docs/operations.md.
 `;
 
 const out = (s: string) => process.stdout.write(s);

@@ -35,6 +35,8 @@ t.test('--help, --version and bad usage start nothing', async (t) => {
   const help = cli(['--help']);
   t.equal(help.code, 0);
   t.match(help.out, /backup --out FILE/);
+  // The default state directory as the CLI resolves it: an installed box's, else a checkout's.
+  t.match(help.out, /WAREHOUSE_STATE_DIR[\s\S]*\/var\/lib\/warehouse-controller where it exists[\s\S]*\.\/state of the current directory/, 'the help names ./state for a checkout');
   t.match(cli(['--version']).out, new RegExp(`^warehouse-controller \\d+\\.\\d+\\.\\d+\\nNode\\.js ${process.version.replace(/\./g, '\\.')} \\(ABI ${process.versions.modules}, ${process.platform}-${process.arch}\\)\\nuWebSockets\\.js: uwebsockets@\\d+\\.\\d+\\.\\d+ \\(uws_${process.platform}_${process.arch}_${process.versions.modules}\\.node\\)\\n$`), 'its own version, the runtime and the uWS.js build');
   t.equal(cli([]).code, 0, 'no arguments: the help');
   t.equal(cli(['frobnicate']).code, 64);
