@@ -27,7 +27,8 @@ commands:
   reset-admin [--out FILE] new password and API key for the first Super Admin (the daemon stopped),
                            in a 0600 file shaped as the first start's (email, password, api_key)
   bots                     bots with their live state
-  requests [--all] [--limit N]   open requests (or all), oldest first
+  requests [--all] [--limit N]   the newest N (default 20) open requests (or of all), listed oldest
+                           first; a last line counts the older ones left out
   events [--limit N] [--follow]  latest events; --follow prints new ones until Ctrl-C
   history-export --from T --to T --out DIR [--kinds requests,events]
                            write the requests (with their jobs) and events made from T to T

@@ -30,7 +30,10 @@ export async function botsTable(config: Config): Promise<string> {
   }
 }
 
-/** `requests [--all] [--limit N]`: open requests (or the latest of all), oldest first. */
+/**
+ * `requests [--all] [--limit N]`: the newest N open requests (or of all), listed oldest first,
+ * and how many older ones were left out: a table that stops at N must not look complete.
+ */
 export async function requestsTable(config: Config, options: { all: boolean; limit: number }): Promise<string> {
   const stateDir = existingStateDir(config);
   const store = await openStoreReadOnly(stateDir, config);
@@ -39,7 +42,11 @@ export async function requestsTable(config: Config, options: { all: boolean; lim
     const chosen = options.all ? [...c.scan()] : [...c.findBy('open', 1)];
     chosen.sort((a, b) => a.counter - b.counter);
     const rows = chosen.slice(-options.limit).map((r) => [r.id, r.type, r.status, r.priority, r.level_id, r.bot_id, new Date(r.created_at).toISOString(), r.cancel_requested ? 'cancel asked' : '']);
-    return `${formatTable(['REQUEST', 'TYPE', 'STATUS', 'PRIORITY', 'LEVEL', 'BOT', 'CREATED', 'NOTE'], rows)}\n`;
+    const table = `${formatTable(['REQUEST', 'TYPE', 'STATUS', 'PRIORITY', 'LEVEL', 'BOT', 'CREATED', 'NOTE'], rows)}\n`;
+    const older = chosen.length - rows.length;
+    if (older === 0) return table;
+    const which = options.all ? '' : ' open';
+    return `${table}(${older} older${which} request${older === 1 ? '' : 's'} not shown: requests${options.all ? ' --all' : ''} --limit ${chosen.length} shows them all)\n`;
   } finally {
     await store.close();
   }

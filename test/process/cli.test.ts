@@ -37,6 +37,8 @@ t.test('--help, --version and bad usage start nothing', async (t) => {
   t.match(help.out, /backup --out FILE/);
   // The default state directory as the CLI resolves it: an installed box's, else a checkout's.
   t.match(help.out, /WAREHOUSE_STATE_DIR[\s\S]*\/var\/lib\/warehouse-controller where it exists[\s\S]*\.\/state of the current directory/, 'the help names ./state for a checkout');
+  t.match(help.out, /requests \[--all\] \[--limit N\]\s+the newest N \(default 20\)/, 'the help says which requests it lists');
+  t.notMatch(help.out, /open requests \(or all\), oldest first/);
   t.match(cli(['--version']).out, new RegExp(`^warehouse-controller \\d+\\.\\d+\\.\\d+\\nNode\\.js ${process.version.replace(/\./g, '\\.')} \\(ABI ${process.versions.modules}, ${process.platform}-${process.arch}\\)\\nuWebSockets\\.js: uwebsockets@\\d+\\.\\d+\\.\\d+ \\(uws_${process.platform}_${process.arch}_${process.versions.modules}\\.node\\)\\n$`), 'its own version, the runtime and the uWS.js build');
   t.equal(cli([]).code, 0, 'no arguments: the help');
   t.equal(cli(['frobnicate']).code, 64);
@@ -81,6 +83,20 @@ t.test('status, reads, hot backup under writes, restore elsewhere, refusals, res
   t.equal(report.pid, d.child.pid);
   t.equal(report.daemon.storage_status, 'RUNNING');
   t.match(cli(['--state-dir', stateDir, 'status']).out, /running, pid \d+/);
+
+  // More open requests than a page: the table says how many older ones it left out.
+  for (let i = 1; i <= 22; i++) {
+    const r = await c.post('/api/v2/requests', { type: 'FULFILLMENT', entities: [{ sku_id: `SKU-${String(i).padStart(5, '0')}`, quantity: 1 }] });
+    t.equal(r.status, 201, r.text);
+  }
+  const whole = cli(['--state-dir', stateDir, 'requests', '--limit', '1000']).out.trim().split('\n');
+  const open = whole.length - 1;
+  t.ok(open >= 22, `${open} open requests, each on a row, and no last line`);
+  const page = cli(['--state-dir', stateDir, 'requests']).out.trim().split('\n');
+  t.equal(page.length, 1 + 20 + 1, 'the header, the newest 20, and a last line');
+  t.equal(page.at(-1), `(${open - 20} older open requests not shown: requests --limit ${open} shows them all)`);
+  const requestIds = (rows: string[]) => rows.map((row) => row.split(/\s+/)[0]);
+  t.same(requestIds(page.slice(1, 21)), requestIds(whole.slice(-20)), 'the page held the newest 20, oldest first');
 
   // Writes go on while the backup is taken: it holds a consistent prefix of them.
   let writing = true;
