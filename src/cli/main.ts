@@ -29,7 +29,8 @@ commands:
   bots                     bots with their live state
   requests [--all] [--limit N]   the newest N (default 20) open requests (or of all), listed oldest
                            first; a last line counts the older ones left out
-  events [--limit N] [--follow]  latest events; --follow prints new ones until Ctrl-C
+  events [--limit N] [--follow]  the latest N (default 20) events, oldest first; --follow prints
+                           new ones until Ctrl-C
   history-export --from T --to T --out DIR [--kinds requests,events]
                            write the requests (with their jobs) and events made from T to T
                            (dates or date-times; without an offset, in the configured zone)

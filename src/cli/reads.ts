@@ -6,6 +6,7 @@ import type { Config } from '../config/config.js';
 import { botRecords } from '../domain/system/records.js';
 import { requests } from '../domain/requests/records.js';
 import { eventRecords, type EventRecord } from '../domain/events/events.js';
+import { SEVERITY } from '../domain/events/catalogue.js';
 import { daemonPid, existingStateDir, openStoreReadOnly } from './context.js';
 import { readDaemonStatus } from './status.js';
 import { formatTable } from './table.js';
@@ -52,7 +53,11 @@ export async function requestsTable(config: Config, options: { all: boolean; lim
   }
 }
 
-const eventRow = (e: EventRecord) => [e.id, new Date(e.created_at).toISOString(), e.hex_value, e.severity, e.component, e.description];
+/** Severity names by number, from the event catalogue; a number it does not name is shown as it is. */
+const SEVERITY_NAMES = new Map<number, string>(Object.entries(SEVERITY).map(([name, value]) => [value, name]));
+const severityName = (severity: number) => SEVERITY_NAMES.get(severity) ?? String(severity);
+
+const eventRow = (e: EventRecord) => [e.id, new Date(e.created_at).toISOString(), e.hex_value, severityName(e.severity), e.component, e.description];
 const EVENT_HEADERS = ['ID', 'TIME', 'CODE', 'SEVERITY', 'COMPONENT', 'DESCRIPTION'];
 
 /**

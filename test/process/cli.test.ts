@@ -123,7 +123,11 @@ t.test('status, reads, hot backup under writes, restore elsewhere, refusals, res
 
   t.equal(cli(['--state-dir', stateDir, 'restore', archive]).code, 75, 'restore refuses while the daemon runs: EX_TEMPFAIL, try again once it is stopped');
   t.match(cli(['--state-dir', stateDir, 'bots']).out, /^BOT/);
-  t.match(cli(['--state-dir', stateDir, 'events', '--limit', '3']).out, /^ID\s+TIME\s+CODE/);
+  const events = cli(['--state-dir', stateDir, 'events', '--limit', '3']).out;
+  t.match(events, /^ID\s+TIME\s+CODE\s+SEVERITY/);
+  const severities = events.trim().split('\n').slice(1).map((row) => row.split(/\s+/)[3]);
+  t.equal(severities.length, 3);
+  for (const s of severities) t.match(s, /^(debug|info|notice|warning|error|critical)$/, `a severity by its name: ${s}`);
   t.match(cli(['--state-dir', stateDir, 'requests', '--all']).out, /^REQUEST/);
 
   // --follow prints what is committed after it started, until Ctrl-C.
