@@ -56,7 +56,7 @@ export async function statusReport(config: Config): Promise<StatusReport> {
     const problems: string[] = [];
     const daemon = file?.status;
     if (running && !daemon) problems.push('the daemon runs but has written no status.json yet (starting?)');
-    if (file?.stale) problems.push(`status.json is stale (written ${file.status.written_at}): the daemon may be hung`);
+    if (file?.stale) problems.push(staleProblem(file.status));
     if (daemon?.storage_status === 'ERROR') problems.push('storage status ERROR');
     if (daemon?.storage.fault) problems.push(daemon.storage.fault);
     problems.push(...storeProblems(daemon?.store));
@@ -68,6 +68,11 @@ export async function statusReport(config: Config): Promise<StatusReport> {
   } finally {
     await store.close();
   }
+}
+
+/** The problem of a status.json not written for three periods: the daemon holds its lock but may be hung. */
+function staleProblem(status: DaemonStatus): string {
+  return `status.json is stale (written ${status.written_at}): the daemon may be hung`;
 }
 
 /** Below this many days of room at the present growth, status calls the store a problem. */
@@ -113,6 +118,10 @@ const gib = (n: number | null) => (n === null ? 'unknown' : `${(n / 1024 ** 3).t
 export function formatStatus(r: StatusReport): string {
   const out: string[] = [];
   const d = r.daemon;
+  // Stale, the daemon's figures below are from before it stopped writing: said before any of
+  // them, where a technician starts reading, not at the end of the report.
+  const stale = r.stale && d ? staleProblem(d) : undefined;
+  if (stale) out.push(`STALE: ${stale}; its storage, lines and bots below are from then`, '');
   if (!r.running) out.push(`warehouse-controller: not running (state ${r.state_dir})`);
   else out.push(`warehouse-controller ${d?.version ?? '?'}: running, pid ${r.pid}${d ? `, since ${d.started_at}, port ${d.port}` : ''}`);
   if (d) {
@@ -137,6 +146,7 @@ export function formatStatus(r: StatusReport): string {
   if (r.last_errors.length > 0) {
     out.push('', 'last errors:', formatTable(['TIME', 'CODE', 'COMPONENT', 'DESCRIPTION'], r.last_errors.map((e) => [e.at, e.code, e.component, e.description])));
   }
-  if (r.problems.length > 0) out.push('', 'problems:', ...r.problems.map((p) => `  - ${p}`));
+  const problems = r.problems.filter((p) => p !== stale);
+  if (problems.length > 0) out.push('', 'problems:', ...problems.map((p) => `  - ${p}`));
   return `${out.join('\n')}\n`;
 }

@@ -141,6 +141,18 @@ t.test('status, reads, hot backup under writes, restore elsewhere, refusals, res
   follow.kill('SIGINT');
   t.equal(await exited(follow), 0, 'Ctrl-C ends --follow cleanly');
 
+  // A hung daemon (stopped here) holds its lock but writes no status.json: the report says so
+  // on its first line, before "running" and the figures that are from before it hung.
+  d.child.kill('SIGSTOP');
+  await until('a stale status.json', async () => JSON.parse(cli(['--state-dir', stateDir, 'status', '--json']).out).stale === true, 60_000);
+  const stale = cli(['--state-dir', stateDir, 'status']);
+  d.child.kill('SIGCONT');
+  t.equal(stale.code, 1, 'stale: degraded');
+  const lines = stale.out.split('\n');
+  t.match(lines[0], /^STALE: status\.json is stale \(written [^)]+\): the daemon may be hung; its storage, lines and bots below are from then$/);
+  t.match(lines[2], /running, pid \d+/, 'then the daemon');
+  t.equal(stale.out.match(/is stale/g)?.length, 1, 'said once');
+
   d.child.kill('SIGTERM');
   t.equal(await exited(d.child), 0);
   t.equal(cli(['--state-dir', stateDir, 'status']).code, 3, 'not running: 3');
