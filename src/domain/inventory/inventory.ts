@@ -7,26 +7,12 @@
 import type { Store } from '../../store/store.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import type { Site } from '../site/load.js';
-import type { MeasurementUnit, OnEmptySkuAction } from '../site/layout.js';
 import { boxSizeKey, overlaps, parseSectionCode, sectionCount, type SectionCodeInput } from './section-code.js';
 import { boxes, carriers, positionKey, skus, type BoxRecord, type CarrierRecord, type LoadRecord, type SkuImage, type SkuRecord } from './records.js';
 import type { InventoryView } from './view.js';
+import type { LoadInput, SkuInput } from './inputs.js';
 import type { Events } from '../events/events.js';
 import { EVENT } from '../events/catalogue.js';
-
-export interface SkuInput {
-  name?: string | null;
-  measurement_unit?: MeasurementUnit;
-  on_empty_sku_action?: OnEmptySkuAction;
-  allowed_box_size_capacities?: Record<string, number> | null;
-  balcony_ids?: number[] | null;
-}
-
-export interface LoadInput {
-  sku_id: string;
-  item_count: number;
-  item_count_max: number;
-}
 
 /** Why something holds an SKU's stock (open requests), or undefined. */
 export type SkuHoldCheck = (skuId: string) => string | undefined;

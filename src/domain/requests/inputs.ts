@@ -5,6 +5,7 @@
  * fields are in the spec; docs/requests.md documents the rest with examples.
  */
 import Type, { type Static, type TProperties } from 'typebox';
+import { TRIGGER_STATUSES } from './vocabulary.js';
 
 const strict = { additionalProperties: false } as const;
 const Priority = Type.Optional(Type.Number({ minimum: 0, maximum: 100, default: 10, description: 'Spec 3.4: 5 low, 10 normal (default), 20 high; above 10 is taken first. A number, stored rounded to the nearest integer' }));
@@ -72,3 +73,12 @@ export interface RecoveryInput {
 
 /** What Requests.create takes: an API input, or one the brain makes itself. */
 export type CreateInput = RequestInput | RecoveryInput;
+
+/** The body of POST /trigger/{job_id}: how a person finished a job at a balcony. */
+export const TriggerBody = Type.Object({
+  TriggerStatus: Type.Optional(Type.Enum([...TRIGGER_STATUSES], { default: 'SUCCEEDED_TRIGGER', description: 'SUCCEEDED_TRIGGER: done as planned; SHORT_PICK_TRIGGER: fewer items were there (selected_quantity = picked); DAMAGED_ITEM_TRIGGER: items damaged (selected_quantity = good items picked; the rest leave stock too); CANCELLED_TRIGGER: not done, nothing booked' })),
+  selected_entity_id: Type.Optional(Type.String({ minLength: 1, description: 'What the person scanned: the SKU, box, carrier or entity id' })),
+  selected_quantity: Type.Optional(Type.Integer({ exclusiveMinimum: 0 })),
+}, strict);
+
+export type TriggerInput = Static<typeof TriggerBody>;

@@ -17,7 +17,7 @@ import type { Site } from '../site/load.js';
 import { RequestAbortedError } from './abort.js';
 import { botRecords } from '../system/records.js';
 import { retriedProgress } from './records.js';
-import type { CreateInput } from './inputs.js';
+import type { CreateInput, TriggerInput } from './inputs.js';
 import { assertMove, entityCounters, requestStatus } from './lifecycle.js';
 import { planRequest, type Plan } from './plan.js';
 import { HOME_JOBS, isFinalJob, jobs, newJob, PERSON_JOBS, requests, type JobRecord, type JobStatus, type JobType, type JobWait, type RequestRecord } from './records.js';
@@ -25,12 +25,6 @@ import { newRecordId } from './record-id.js';
 import type { TriggerStatus } from './vocabulary.js';
 
 export { TRIGGER_STATUSES, type TriggerStatus } from './vocabulary.js';
-
-export interface TriggerInput {
-  TriggerStatus?: TriggerStatus;
-  selected_entity_id?: string;
-  selected_quantity?: number;
-}
 
 export interface RequestsDeps {
   store: Store;

@@ -8,6 +8,7 @@ import type { CollectionDef } from '../../store/collection.js';
 import type { Store } from '../../store/store.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { checkDefinition, type WorkflowDefinition } from './definition.js';
+import type { WorkflowInput } from './inputs.js';
 
 /** One stored workflow; instants are epoch milliseconds. */
 export interface WorkflowRecord {
@@ -26,13 +27,6 @@ export const workflowRecords: CollectionDef<WorkflowRecord> = {
 };
 
 export const WORKFLOW_COLLECTIONS = [workflowRecords] as const;
-
-/** What POST /api/v2/workflows takes (already schema-valid). */
-export interface WorkflowInput {
-  title: string;
-  description?: string;
-  workflowDefinition: WorkflowDefinition;
-}
 
 /** Checks the definition and stores a new workflow; resolves once it is durable. */
 export async function createWorkflow(store: Store, input: WorkflowInput, now: number = Date.now()): Promise<WorkflowRecord> {

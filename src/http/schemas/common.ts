@@ -1,8 +1,9 @@
 /** Shapes shared by many endpoints: nullable fields, timestamp pairs, the paginated envelope. */
 import Type, { type TSchema } from 'typebox';
 
-/** A value or null. */
-export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+import { Nullable } from '../../domain/nullable.js';
+
+export { Nullable };
 
 const legacy = Type.String({ description: 'Legacy: naive local wall time of the configured zone (default Europe/Berlin). Use the _utc twin.' });
 const utc = Type.String({ format: 'date-time', description: 'ISO 8601 with explicit offset' });

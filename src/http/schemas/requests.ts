@@ -1,14 +1,12 @@
 /** Spec 2.15 to 2.18, 4.8 to 4.10: request inputs (12 kinds), requests, jobs, job graphs, triggers. */
 import Type from 'typebox';
-import { JOB_STATUSES, JOB_TYPES, REQUEST_STATUSES, REQUEST_TYPES, TRIGGER_STATUSES } from '../../domain/requests/vocabulary.js';
+import { JOB_STATUSES, JOB_TYPES, REQUEST_STATUSES, REQUEST_TYPES } from '../../domain/requests/vocabulary.js';
 import { Nullable, Timestamp } from './common.js';
 
 export {
   FulfillmentInput, ReplenishmentInput, PutawayInput, FetchInput, OnboardInput, OffboardInput, RfidWriteInput, PauseInput, ResumeInput,
-  ChargingInput, UnchargingInput, CarrierOnboardingInput, RequestInputSchema as RequestInputBody,
+  ChargingInput, UnchargingInput, CarrierOnboardingInput, RequestInputSchema as RequestInputBody, TriggerBody,
 } from '../../domain/requests/inputs.js';
-
-const strict = { additionalProperties: false } as const;
 
 const RequestEntity = Type.Object({
   id: Type.String(),
@@ -75,11 +73,6 @@ export const JobGraphResponse = Type.Object({
   nodes: Type.Array(Type.Object({ ...jobFields, type: Type.String(), status: Type.String(), parent_job_ids: Type.Array(Type.String()) })),
 }, { $id: 'JobGraph', description: 'Job graph (spec 2.16)' });
 
-export const TriggerBody = Type.Object({
-  TriggerStatus: Type.Optional(Type.Enum([...TRIGGER_STATUSES], { default: 'SUCCEEDED_TRIGGER', description: 'SUCCEEDED_TRIGGER: done as planned; SHORT_PICK_TRIGGER: fewer items were there (selected_quantity = picked); DAMAGED_ITEM_TRIGGER: items damaged (selected_quantity = good items picked; the rest leave stock too); CANCELLED_TRIGGER: not done, nothing booked' })),
-  selected_entity_id: Type.Optional(Type.String({ minLength: 1, description: 'What the person scanned: the SKU, box, carrier or entity id' })),
-  selected_quantity: Type.Optional(Type.Integer({ exclusiveMinimum: 0 })),
-}, strict);
 
 export const AbortBody = Type.Object({
   detail: Type.String(),

@@ -1,10 +1,11 @@
 /** Spec 2.21: scanner workflow bodies. Workflows carry only `_utc` timestamps. */
 import Type from 'typebox';
 import { WorkflowDefinition } from '../../domain/workflows/definition.js';
+import { Description, Title, WorkflowCreateBody } from '../../domain/workflows/inputs.js';
+
+export { WorkflowCreateBody };
 
 const utc = Type.String({ format: 'date-time', description: 'ISO 8601 with explicit offset' });
-const Title = Type.String({ minLength: 1, maxLength: 255 });
-const Description = Type.String({ maxLength: 2000, description: 'Absent when none was given' });
 
 /** Path parameter of the single-workflow endpoints; a malformed uuid is a 422. */
 export const WorkflowIdParam = Type.Object({ workflow_id: Type.String({ format: 'uuid', description: 'Workflow id (uuid)' }) });
@@ -31,13 +32,6 @@ export const WorkflowDetail = Type.Object({
   description: Type.Optional(Description),
   created_at_utc: utc,
   updated_at_utc: utc,
-  workflowDefinition: WorkflowDefinition,
-}, { additionalProperties: false });
-
-/** POST /api/v2/workflows body (spec 4.13). */
-export const WorkflowCreateBody = Type.Object({
-  title: Title,
-  description: Type.Optional(Description),
   workflowDefinition: WorkflowDefinition,
 }, { additionalProperties: false });
 
