@@ -17,6 +17,7 @@ import { valueProblem, type Scope, type SettingDef, type ValueType } from './reg
 import type { Events } from '../events/events.js';
 import { EVENT } from '../events/catalogue.js';
 import { who } from '../auth/caller.js';
+import type { CustomSettingInput } from './inputs.js';
 
 export interface SettingRecord {
   id: string;
@@ -58,14 +59,6 @@ export interface SettingItem {
   maximum: number | null;
   required_role: string[];
   restart_required: boolean;
-}
-
-export interface CustomSettingInput {
-  key: string;
-  value_json?: unknown;
-  default_value_json?: unknown;
-  required_role?: string[];
-  restart_required?: boolean;
 }
 
 export class Settings {

@@ -1,13 +1,12 @@
 /** Spec 4.11: settings. */
 import Type from 'typebox';
 import type { Settings } from '../../domain/settings/settings.js';
+import { AnyJson, CustomSettingBody, SettingKey } from '../../domain/settings/inputs.js';
 import { stampPair } from '../../domain/time.js';
 import { AUTHENTICATED, route, type AnyRoute, type Caller } from '../route.js';
 import { ErrorBody } from '../errors.js';
 import { Nullable, Timestamp } from '../schemas/common.js';
 
-const Key = Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9_.:-]+$', description: 'Setting key: letters, digits and . _ : -' });
-const AnyJson = Type.Unknown({ description: 'Any JSON value' });
 
 const SettingResponse = Type.Object({
   id: Type.String({ format: 'uuid' }),
@@ -44,10 +43,10 @@ const SystemResolved = Type.Object({
 });
 const UpdatesBody = Type.Object({
   updates: Type.Optional(Type.Record(Type.String({ maxLength: 200 }), Type.Unknown(), { description: 'key -> new value' })),
-  resets: Type.Optional(Type.Array(Key, { maxItems: 200, description: 'Keys whose stored value is removed so the default applies' })),
+  resets: Type.Optional(Type.Array(SettingKey, { maxItems: 200, description: 'Keys whose stored value is removed so the default applies' })),
 });
 const UserIdx = Type.Object({ user_idx: Type.Integer({ minimum: 1 }) });
-const KeyParam = Type.Object({ key: Key });
+const KeyParam = Type.Object({ key: SettingKey });
 
 /** The routes of spec 4.11. */
 export function settingsRoutes(settings: Settings, timeZone: string): AnyRoute[] {
@@ -71,13 +70,7 @@ export function settingsRoutes(settings: Settings, timeZone: string): AnyRoute[]
     route({
       method: 'POST', path: '/api/v2/settings', tag: 'Settings', permission: 'settings:update',
       summary: 'Create a setting, or update it when the key exists (known keys take only value_json)',
-      body: Type.Object({
-        key: Key,
-        value_json: Type.Optional(AnyJson),
-        default_value_json: Type.Optional(AnyJson),
-        required_role: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 20 })),
-        restart_required: Type.Optional(Type.Boolean({ default: false })),
-      }),
+      body: CustomSettingBody,
       responses: { 200: SettingResponse },
       handler: async ({ caller, body }) => {
         await settings.upsert(caller, body);
