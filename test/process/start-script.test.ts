@@ -3,7 +3,7 @@
 // log alone, so `npm start --silent | jq` works whether or not it built first. Run in a folder
 // of its own with the real prestart and start scripts, a build that only leaves a mark, and a
 // daemon that prints one JSON line.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -56,22 +56,23 @@ const jsonLines = (out: string) => out.trim().split('\n').every((l) => {
   }
 });
 
-t.test('a fresh clone builds, then starts; its stdout is the JSON log alone', async (t) => {
-  const dir = checkout(t);
+/** `npm start --silent` starts, built or not as `build` says, and its stdout is JSON lines only. */
+function startsClean(t: Test, dir: string, build: boolean, why: string): void {
   const r = npmStart(dir);
-  t.equal(r.code, 0);
-  t.ok(r.built, 'no dist/: built');
+  t.equal(r.code, 0, `${why}: started`);
+  t.equal(r.built, build, `${why}: ${build ? 'built' : 'no build'}`);
   t.ok(jsonLines(r.out), `stdout is JSON lines only: ${JSON.stringify(r.out)}`);
+}
+
+t.test('a fresh clone builds, then starts; its stdout is the JSON log alone', async (t) => {
+  startsClean(t, checkout(t), true, 'no dist/');
 });
 
 t.test('dist/ newer than every source: starts without building', async (t) => {
   const dir = checkout(t);
   t.ok(npmStart(dir).built);
   ageSources(dir, 60);
-  const r = npmStart(dir);
-  t.equal(r.code, 0);
-  t.notOk(r.built, 'dist is current: no build');
-  t.ok(jsonLines(r.out), `stdout is JSON lines only: ${JSON.stringify(r.out)}`);
+  startsClean(t, dir, false, 'dist is current');
 });
 
 t.test('a source, a config file or the lock file newer than dist/, or the console missing: builds again', async (t) => {
@@ -81,9 +82,7 @@ t.test('a source, a config file or the lock file newer than dist/, or the consol
     ageSources(dir, 120);
     age(path.join(dir, 'dist/main.js'), 60);
     age(path.join(dir, changed), 10);
-    const r = npmStart(dir);
-    t.ok(r.built, `${changed} changed: built`);
-    t.ok(jsonLines(r.out), `stdout is JSON lines only: ${JSON.stringify(r.out)}`);
+    startsClean(t, dir, true, `${changed} changed`);
   }
   ageSources(dir, 60);
   rmSync(path.join(dir, 'dist/console'), { recursive: true });
