@@ -8,16 +8,20 @@ import { DomainError, TooManyRequestsError } from '../errors.js';
 import type { Caller } from './caller.js';
 import { AUTH_VERSION, authChanged, type AuthDeps } from './context.js';
 import { EVENT } from '../events/catalogue.js';
-import { forgetKeyValues, generateApiKey, keyByDigest, keyCaller, keyExpired, LastUsedTracker, presentedDigest } from './api-keys.js';
+import { deleteApiKey, forgetKeyValues, generateApiKey, keyByDigest, keyCaller, keyExpired, LastUsedTracker, presentedDigest, setApiKeyPermissions } from './api-keys.js';
 import { ALL_PERMISSION_KEYS } from './permissions.js';
 import { generatePassword, hashPassword, verifyPassword } from './passwords.js';
 import { AttemptLimiter } from './rate-limit.js';
-import { apiKeys, roles, users, type ApiKeyRecord, type UserRecord } from './records.js';
-import { issueResetCode, resetPassword, type ResetInput } from './reset.js';
+import { apiKeys, roles, users, type ApiKeyRecord, type RoleRecord, type UserRecord } from './records.js';
+import { issueResetCode, resetPassword } from './reset.js';
 import { RoleCache } from './role-cache.js';
-import { seedRoles, SEEDED_ROLES } from './roles.js';
+import { assignableRoles, createRole, deleteRole, getRole, listRoles, seedRoles, SEEDED_ROLES, updateRole } from './roles.js';
 import { issueTokens, pruneSessions, refreshTokens, refuseExpiredPassword, revokeRefreshToken, verifyAccessToken, type TokenPair } from './tokens.js';
-import { normalizeEmail } from './users.js';
+import { createAccount, getUser, normalizeEmail, updateUser } from './users.js';
+import type { CreateAccountInput, GenerateKeyInput, NewRoleInput, ResetInput, RoleInput, UpdateUserInput } from './inputs.js';
+import type { PasswordPolicy } from './passwords.js';
+import { collectionSource } from '../list/collection-source.js';
+import type { ListSource } from '../list/fields.js';
 
 export const ANONYMOUS: Caller = { kind: 'anonymous', permissions: new Set(), authorityLevel: 0 };
 
@@ -56,6 +60,8 @@ export class Auth {
   private readonly keyCallers = new Map<string, { key: ApiKeyRecord; caller: Caller | undefined }>();
   private readonly stopFollowing: () => void;
   private timer: NodeJS.Timeout | undefined;
+  private userSource: ListSource<UserRecord> | undefined;
+  private keySource: ListSource<ApiKeyRecord> | undefined;
 
   private constructor(readonly deps: AuthDeps) {
     this.lastUsed = new LastUsedTracker(deps);
@@ -193,6 +199,98 @@ export class Auth {
   /** `auth_version` of client_state. */
   authVersion(): string {
     return String(this.deps.store.sequence(AUTH_VERSION));
+  }
+
+  // ------------------------------------------------------------------ accounts, roles and keys
+
+  /** The rules new passwords must meet. */
+  passwordPolicy(): PasswordPolicy {
+    return this.deps.settings().passwordPolicy;
+  }
+
+  /** Users as a list source (looked up by id, username, email and role). */
+  userList(): ListSource<UserRecord> {
+    return (this.userSource ??= collectionSource(this.deps.store.collection(users), { id: null, username: 'username', email: 'email', role: 'role_id' }));
+  }
+
+  /** API keys as a list source (looked up by id and name). */
+  apiKeyList(): ListSource<ApiKeyRecord> {
+    return (this.keySource ??= collectionSource(this.deps.store.collection(apiKeys), { id: null, name: 'name' }));
+  }
+
+  /** A user; 404 when there is none. */
+  user(id: number): UserRecord {
+    return getUser(this.deps, id);
+  }
+
+  /** A user, or undefined (a key's owner may have been removed). */
+  findUser(id: number): UserRecord | undefined {
+    return this.deps.store.collection(users).get(id);
+  }
+
+  /** A role; 404 when there is none. */
+  role(id: string): RoleRecord {
+    return getRole(this.deps, id);
+  }
+
+  /** A role, or undefined. */
+  findRole(id: string): RoleRecord | undefined {
+    return this.deps.store.collection(roles).get(id);
+  }
+
+  /** An API key's record, or undefined. */
+  findApiKey(id: number): ApiKeyRecord | undefined {
+    return this.deps.store.collection(apiKeys).get(id);
+  }
+
+  /** Every role, highest authority first. */
+  roles(): RoleRecord[] {
+    return listRoles(this.deps);
+  }
+
+  /** The roles `caller` may give. */
+  assignableRoles(caller: Caller): RoleRecord[] {
+    return assignableRoles(this.deps, caller);
+  }
+
+  /** Creates a role below the caller's authority. */
+  createRole(caller: Caller, input: NewRoleInput): Promise<RoleRecord> {
+    return createRole(this.deps, caller, input);
+  }
+
+  /** Changes a role the caller reaches. */
+  updateRole(caller: Caller, id: string, input: RoleInput): Promise<RoleRecord> {
+    return updateRole(this.deps, caller, id, input);
+  }
+
+  /** Removes a role no user holds. */
+  deleteRole(caller: Caller, id: string): Promise<RoleRecord> {
+    return deleteRole(this.deps, caller, id);
+  }
+
+  /** Creates a user account. */
+  createAccount(caller: Caller, input: CreateAccountInput): Promise<UserRecord> {
+    return createAccount(this.deps, caller, input);
+  }
+
+  /** Changes a user account. */
+  updateUser(caller: Caller, input: UpdateUserInput): Promise<UserRecord> {
+    return updateUser(this.deps, caller, input);
+  }
+
+  /** Creates an API key; its value is in the answer only. */
+  generateApiKey(caller: Caller, input: GenerateKeyInput): Promise<{ record: ApiKeyRecord; value: string }> {
+    return generateApiKey(this.deps, caller, input);
+  }
+
+  /** Removes an API key. */
+  deleteApiKey(caller: Caller, id: number): Promise<ApiKeyRecord> {
+    return deleteApiKey(this.deps, caller, id);
+  }
+
+  /** Replaces an API key's permissions. */
+  setApiKeyPermissions(caller: Caller, id: number, keys: string[]): Promise<ApiKeyRecord> {
+    return setApiKeyPermissions(this.deps, caller, id, keys);
   }
 
   /** Writes pending state and stops timers. */

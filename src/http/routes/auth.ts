@@ -1,14 +1,11 @@
 /** Spec 4.1: authentication, users, roles, permissions and API keys. */
 import Type from 'typebox';
 import type { Auth } from '../../domain/auth/auth.js';
-import { deleteApiKey, generateApiKey, setApiKeyPermissions } from '../../domain/auth/api-keys.js';
 import type { Caller } from '../../domain/auth/caller.js';
 import { PERMISSIONS, expandPermissions } from '../../domain/auth/permissions.js';
-import { apiKeys, roles as roleRecords, users as userRecords, type ApiKeyRecord, type RoleRecord, type UserRecord } from '../../domain/auth/records.js';
-import { assignableRoles, createRole, deleteRole, getRole, listRoles, updateRole } from '../../domain/auth/roles.js';
-import { createAccount, getUser, updateUser } from '../../domain/auth/users.js';
+import type { ApiKeyRecord, RoleRecord, UserRecord } from '../../domain/auth/records.js';
 import { DomainError } from '../../domain/errors.js';
-import { collectionSource, executeList, listQuerySchema, parseListQuery, type FieldTable } from '../../domain/list/index.js';
+import { executeList, listQuerySchema, parseListQuery, type FieldTable } from '../../domain/list/index.js';
 import { legacyStamp, utcStamp } from '../../domain/time.js';
 import { documentedError } from '../errors.js';
 import { AUTHENTICATED, route, type AnyRoute } from '../route.js';
@@ -59,11 +56,10 @@ const KeyId = Type.Object({ api_key_id: Type.Integer({ minimum: 1 }) });
 
 /** The routes of spec 4.1, bound to the auth domain. */
 export function authRoutes(auth: Auth, options: AuthRouteOptions): AnyRoute[] {
-  const deps = auth.deps;
   const zone = options.timeZone;
   const listOptions = { maxPageSize: options.maxPageSize, timeZone: zone };
-  const userSource = collectionSource(deps.store.collection(userRecords), { id: null, username: 'username', email: 'email', role: 'role_id' });
-  const keySource = collectionSource(deps.store.collection(apiKeys), { id: null, name: 'name' });
+  const userSource = auth.userList();
+  const keySource = auth.apiKeyList();
 
   const roleView = (r: RoleRecord) => ({ id: r.id, name: r.name, authority_level: r.authority_level, is_seeded: r.is_seeded, permissions: r.permissions });
   // Views list every field, the timestamp pairs too: one fixed-shape literal per row is the
@@ -73,11 +69,11 @@ export function authRoutes(auth: Auth, options: AuthRouteOptions): AnyRoute[] {
     otp_expires_at: legacyStamp(u.otp_expires_at, zone), otp_expires_at_utc: utcStamp(u.otp_expires_at),
     password_expires_at: legacyStamp(u.password_expires_at, zone), password_expires_at_utc: utcStamp(u.password_expires_at),
     role: u.role_id,
-    role_details: roleView(deps.store.collection(roleRecords).get(u.role_id) ?? missingRole(u.role_id)),
+    role_details: roleView(auth.findRole(u.role_id) ?? missingRole(u.role_id)),
   });
   const keyView = (k: ApiKeyRecord) => {
     const lastUsed = auth.lastUsed.lastUsed(k);
-    const owner = k.created_by === null ? undefined : deps.store.collection(userRecords).get(k.created_by);
+    const owner = k.created_by === null ? undefined : auth.findUser(k.created_by);
     return {
       id: k.id, name: k.name, api_key: k.hint, owner: owner ? { id: owner.id, username: owner.username, email: owner.email } : null, permission_keys: k.permission_keys,
       expires_at: legacyStamp(k.expires_at, zone), expires_at_utc: utcStamp(k.expires_at),
@@ -86,11 +82,11 @@ export function authRoutes(auth: Auth, options: AuthRouteOptions): AnyRoute[] {
   };
   const identity = (caller: Caller) => {
     if (caller.kind === 'user') {
-      const u = getUser(deps, caller.id!);
+      const u = auth.user(caller.id!);
       return { email: u.email, id: u.id, role_id: u.role_id, username: u.username };
     }
     // A key's id space is its own: negated, it can never be taken for the user with that id.
-    const k = deps.store.collection(apiKeys).get(caller.id!);
+    const k = auth.findApiKey(caller.id!);
     return { email: '', id: -caller.id!, role_id: '', username: `api_key:${k?.name ?? caller.id}` };
   };
 
@@ -151,7 +147,7 @@ export function authRoutes(auth: Auth, options: AuthRouteOptions): AnyRoute[] {
       method: 'GET', path: '/api/v2/auth/password_policy', tag: 'auth', permission: null,
       summary: 'The rules new passwords must meet',
       responses: { 200: PasswordPolicySchema },
-      handler: () => deps.settings().passwordPolicy,
+      handler: () => auth.passwordPolicy(),
     }),
     route({
       method: 'GET', path: '/api/v2/auth/authenticate', tag: 'auth', permission: AUTHENTICATED,
@@ -167,8 +163,8 @@ export function authRoutes(auth: Auth, options: AuthRouteOptions): AnyRoute[] {
       },
       handler: ({ caller }) => {
         let assigned: string[];
-        if (caller.kind === 'user') assigned = getRole(deps, getUser(deps, caller.id!).role_id).permissions;
-        else assigned = deps.store.collection(apiKeys).get(caller.id!)?.permission_keys ?? [];
+        if (caller.kind === 'user') assigned = auth.role(auth.user(caller.id!).role_id).permissions;
+        else assigned = auth.findApiKey(caller.id!)?.permission_keys ?? [];
         return { user: identity(caller), permissions: [...caller.permissions].sort(), assigned_permissions: assigned, settings: options.settingsOf?.(caller) ?? {} };
       },
     }),
@@ -183,7 +179,7 @@ export function authRoutes(auth: Auth, options: AuthRouteOptions): AnyRoute[] {
       summary: 'Every permission key with the roles that hold it',
       responses: { 200: Type.Array(PermissionAssignment) },
       handler: () => {
-        const all = listRoles(deps).map((r) => ({ name: r.name, held: expandPermissions(r.permissions) }));
+        const all = auth.roles().map((r) => ({ name: r.name, held: expandPermissions(r.permissions) }));
         return PERMISSIONS.map((p) => ({ key: p.key, group: p.group, composes: [...(p.composes ?? [])], roles: all.filter((r) => r.held.has(p.key)).map((r) => r.name) }));
       },
     }),
@@ -212,7 +208,7 @@ export function authRoutes(auth: Auth, options: AuthRouteOptions): AnyRoute[] {
       body: GenerateKeyBody,
       responses: { 201: Type.Object({ api_key: Type.String() }) },
       handler: async ({ body, caller }) => {
-        const { value } = await generateApiKey(deps, caller, {
+        const { value } = await auth.generateApiKey(caller, {
           name: body.name,
           never_expires: body.never_expires,
           permission_keys: body.permission_keys,
@@ -231,7 +227,7 @@ export function authRoutes(auth: Auth, options: AuthRouteOptions): AnyRoute[] {
         404: NO_KEY,
       },
       handler: async ({ params, caller }) => {
-        const removed = await deleteApiKey(deps, caller, params.api_key_id);
+        const removed = await auth.deleteApiKey(caller, params.api_key_id);
         return { message: `API key ${removed.name} deleted`, deleted_key: removed.hint, deleted_key_id: removed.id, deleted_key_name: removed.name };
       },
     }),
@@ -242,7 +238,7 @@ export function authRoutes(auth: Auth, options: AuthRouteOptions): AnyRoute[] {
       body: KeyPermissionsBody,
       responses: { 200: Type.Object({ api_key_id: Type.Integer(), message: Type.String(), permission_keys: Type.Array(Type.String()) }), 404: NO_KEY },
       handler: async ({ params, body, caller }) => {
-        const k = await setApiKeyPermissions(deps, caller, params.api_key_id, body.permission_keys);
+        const k = await auth.setApiKeyPermissions(caller, params.api_key_id, body.permission_keys);
         return { api_key_id: k.id, message: 'Permissions replaced', permission_keys: k.permission_keys };
       },
     }),
@@ -250,20 +246,20 @@ export function authRoutes(auth: Auth, options: AuthRouteOptions): AnyRoute[] {
       method: 'GET', path: '/api/v2/auth/roles', tag: 'auth', permission: 'roles:view',
       summary: 'Every role, highest authority first',
       responses: { 200: Type.Array(RoleResponse) },
-      handler: () => listRoles(deps).map(roleView),
+      handler: () => auth.roles().map(roleView),
     }),
     route({
       method: 'GET', path: '/api/v2/auth/roles/assignable', tag: 'auth', permission: 'roles:view',
       summary: 'Roles the caller may assign (below its authority level)',
       responses: { 200: Type.Array(RoleResponse) },
-      handler: ({ caller }) => assignableRoles(deps, caller).map(roleView),
+      handler: ({ caller }) => auth.assignableRoles(caller).map(roleView),
     }),
     route({
       method: 'POST', path: '/api/v2/auth/roles', tag: 'auth', permission: 'roles:create',
       summary: 'Create a role below the caller’s authority level',
       body: RoleBody,
       responses: { 201: RoleResponse, 409: ROLE_NAME_TAKEN },
-      handler: async ({ body, caller }) => roleView(await createRole(deps, caller, body)),
+      handler: async ({ body, caller }) => roleView(await auth.createRole(caller, body)),
     }),
     route({
       method: 'PATCH', path: '/api/v2/auth/roles/{role_id}', tag: 'auth', permission: 'roles:update',
@@ -271,7 +267,7 @@ export function authRoutes(auth: Auth, options: AuthRouteOptions): AnyRoute[] {
       params: RoleId,
       body: RolePatchBody,
       responses: { 200: RoleResponse, 404: NO_ROLE, 409: documentedError('The role is seeded (not editable), or another role has the name') },
-      handler: async ({ params, body, caller }) => roleView(await updateRole(deps, caller, params.role_id, body)),
+      handler: async ({ params, body, caller }) => roleView(await auth.updateRole(caller, params.role_id, body)),
     }),
     route({
       method: 'DELETE', path: '/api/v2/auth/roles/{role_id}', tag: 'auth', permission: 'roles:delete',
@@ -279,7 +275,7 @@ export function authRoutes(auth: Auth, options: AuthRouteOptions): AnyRoute[] {
       params: RoleId,
       responses: { 200: Type.Object({ message: Type.String(), id: Type.String() }), 404: NO_ROLE, 409: documentedError('The role is seeded, or users hold it') },
       handler: async ({ params, caller }) => {
-        const r = await deleteRole(deps, caller, params.role_id);
+        const r = await auth.deleteRole(caller, params.role_id);
         return { message: `Role ${r.name} deleted`, id: r.id };
       },
     }),
@@ -290,7 +286,7 @@ export function authRoutes(auth: Auth, options: AuthRouteOptions): AnyRoute[] {
       body: CreateAccountBody,
       responses: { 201: CreateAccountResponse, 404: NO_ROLE, 409: USER_TAKEN },
       handler: async ({ body, caller }) => {
-        const u = await createAccount(deps, caller, body);
+        const u = await auth.createAccount(caller, body);
         return { id: u.id, username: u.username, email: u.email };
       },
     }),
@@ -300,7 +296,7 @@ export function authRoutes(auth: Auth, options: AuthRouteOptions): AnyRoute[] {
       body: UpdateUserBody,
       responses: { 200: UpdateUserResponse, 404: documentedError('No user with this user_id, or no role with this role_id'), 409: USER_TAKEN },
       handler: async ({ body, caller }) => {
-        const u = await updateUser(deps, caller, body);
+        const u = await auth.updateUser(caller, body);
         return { id: u.id, username: u.username, email: u.email, role_id: u.role_id };
       },
     }),
