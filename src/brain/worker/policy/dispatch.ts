@@ -178,7 +178,7 @@ function startBotJob(s: LevelSnapshot, job: JobRecord, pass: Pass): Decision {
       return { kind: 'set_aside', job, carriers: still, wait: { waiting_for: 'carriers_in_front', reason: `${reason}: ${still.join(', ')} set aside first` } };
     }
     // Fetching it now would shut the bot in once that carrier is down.
-    const inbound = carriersComingInFront(s, c.id, c)[0];
+    const inbound = carriersComingInFront(s, c)[0];
     if (inbound) return wait({ waiting_for: 'carriers_in_front', reason: `carrier ${inbound} is being set down in front of it in its lane` });
     carrier = { id: c.id, at: c };
   }

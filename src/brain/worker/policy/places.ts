@@ -3,9 +3,10 @@
  * spaces, buffers and chargers; which cells other jobs have taken; which carriers stand (or are
  * being set down) in front of another in its lane. docs/requests.md, "The brain".
  */
-import { CARRIER_JOBS, type JobRecord } from '../../../domain/requests/records.js';
-import type { Cell, SiteBalcony, SiteLevel } from '../../../domain/site/load.js';
-import { perSnapshot, type LevelSnapshot } from '../level/snapshot.js';
+import { inFront, type LaneView } from '../../../domain/inventory/lane.js';
+import { CARRIER_JOBS, comingTo, type JobRecord } from '../../../domain/requests/records.js';
+import type { Cell, SiteBalcony, SiteLevel, StorageSpace } from '../../../domain/site/load.js';
+import { perSnapshot, type CarrierPlace, type LevelSnapshot } from '../level/snapshot.js';
 import type { MotionBot } from '../motion/motion.js';
 import { chargingOn, mayLeaveCharger } from './charging.js';
 
@@ -59,44 +60,81 @@ export function stagedAt(j: JobRecord): Cell | undefined {
   return j.target === null && j.progress.kind === 'carrier' ? (j.progress.staged_at ?? undefined) : undefined;
 }
 
-/** The carriers standing between a carrier and the highway in its lane, nearest the highway first. */
-export function carriersInFront(s: LevelSnapshot, carrier: Cell): string[] {
+/** The carriers standing between a carrier and the highway in its lane, nearest the highway first (the lane-blocking rule). */
+export function carriersInFront(s: LevelSnapshot, carrier: CarrierPlace): string[] {
   const space = s.level.spaceAt(carrier.x, carrier.y);
   if (!space) return [];
-  const out: string[] = [];
-  for (const sp of s.level.lanes[space.lane]!.spaces) {
-    if (sp.depth >= space.depth) break;
-    const id = s.carrierAt(sp);
-    if (id) out.push(id);
-  }
-  return out;
+  return inFront(standingIn(s, space.lane), space.depth, carrier.id);
 }
 
 /**
- * Carriers that running jobs are setting down on spaces in front of `carrier` in its lane: a
- * carrier is booked to its space only as it is lifted, and until it is down there, fetching
- * the deeper one would shut its bot in (loaded bots pass under no carrier).
+ * Carriers that running jobs are setting down on spaces in front of `carrier` in its lane, in
+ * the jobs' order: a carrier is booked to its space only as it is lifted, and until it is down
+ * there, fetching the deeper one would shut its bot in (the lane-blocking rule).
  */
-export function carriersComingInFront(s: LevelSnapshot, carrierId: string, at: Cell): string[] {
-  const space = s.level.spaceAt(at.x, at.y);
+export function carriersComingInFront(s: LevelSnapshot, carrier: CarrierPlace): string[] {
+  const space = s.level.spaceAt(carrier.x, carrier.y);
   if (!space) return [];
-  const out: string[] = [];
-  for (const coming of settingDown(s).get(space.lane) ?? []) {
-    if (coming.carrier !== carrierId && coming.depth < space.depth) out.push(coming.carrier);
+  const coming = settingDown(s).get(space.lane);
+  return coming ? inFront(coming, space.depth, carrier.id) : [];
+}
+
+/** A lane's spaces as a snapshot shows them, for the lane-blocking rule. */
+class StandingInLane implements LaneView {
+  constructor(private readonly s: LevelSnapshot, private readonly spaces: readonly StorageSpace[]) {}
+
+  get length(): number {
+    return this.spaces.length;
   }
-  return out;
+
+  depth(entry: number): number {
+    return this.spaces[entry]!.depth;
+  }
+
+  carrier(entry: number): string | undefined {
+    return this.s.carrierAt(this.spaces[entry]!);
+  }
+}
+
+/** Each lane's view, made once a snapshot: the policy asks it for every carrier job of a pass. */
+const standingLanes = perSnapshot(() => new Map<number, StandingInLane>());
+
+function standingIn(s: LevelSnapshot, lane: number): StandingInLane {
+  const views = standingLanes(s);
+  let view = views.get(lane);
+  if (!view) views.set(lane, (view = new StandingInLane(s, s.level.lanes[lane]!.spaces)));
+  return view;
+}
+
+/** The carriers running jobs of a lane set down, in the jobs' order, each with its space's depth. */
+class ComingToLane implements LaneView {
+  readonly carriers: string[] = [];
+  readonly depths: number[] = [];
+
+  get length(): number {
+    return this.carriers.length;
+  }
+
+  depth(entry: number): number {
+    return this.depths[entry]!;
+  }
+
+  carrier(entry: number): string {
+    return this.carriers[entry]!;
+  }
 }
 
 /** Carriers that started jobs set down on storage spaces, by lane, in the jobs' order. */
 const settingDown = perSnapshot((s) => {
-  const byLane = new Map<number, { carrier: string; depth: number }[]>();
+  const byLane = new Map<number, ComingToLane>();
   for (const j of s.jobs) {
-    if (!j.target || !j.carrier_id || !started(j)) continue;
-    const there = s.level.spaceAt(j.target.x, j.target.y);
+    if (!comingTo(j)) continue;
+    const there = s.level.spaceAt(j.target!.x, j.target!.y);
     if (!there) continue;
-    let list = byLane.get(there.lane);
-    if (!list) byLane.set(there.lane, (list = []));
-    list.push({ carrier: j.carrier_id, depth: there.depth });
+    let lane = byLane.get(there.lane);
+    if (!lane) byLane.set(there.lane, (lane = new ComingToLane()));
+    lane.carriers.push(j.carrier_id!);
+    lane.depths.push(there.depth);
   }
   return byLane;
 });
