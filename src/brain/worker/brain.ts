@@ -16,7 +16,8 @@ import type { OpenWork } from '../../domain/requests/open-work.js';
 import { CARRIER_JOBS, type JobRecord } from '../../domain/requests/records.js';
 import type { Requests } from '../../domain/requests/requests.js';
 import { CARRIER_PLACES, type Site, type SiteLevel } from '../../domain/site/load.js';
-import { botRecords, flag, systemFlags, type SystemFlag } from '../../domain/system/records.js';
+import type { Bots } from '../../domain/bots/bots.js';
+import { flag, systemFlags, type SystemFlag } from '../../domain/system/records.js';
 import type { StorageStatus } from '../../domain/system/control.js';
 import type { BotEvent, LineStatus } from '../../lines/events.js';
 import { FAULT_BY_NAME } from '../../link/protocol/faults.js';
@@ -49,6 +50,8 @@ const CHARGE_RETRY_MS = 30_000;
 export interface BrainDeps {
   store: Store;
   site: Site;
+  /** The bot table. */
+  bots: Bots;
   requests: Requests;
   inventory: Inventory;
   events: Events;
@@ -116,7 +119,7 @@ export class Brain {
       }
       this.levels.set(level.id, entry);
     }
-    for (const b of this.deps.store.collection(botRecords).scan()) if (b.level_id !== null) this.onLevel.set(b.id, b.level_id);
+    for (const [id, level] of this.deps.bots.onLevels()) this.onLevel.set(id, level);
     for (const m of this.deps.motion.values()) m.setPaused(this.paused());
     this.stops.push(
       this.deps.work.onChange(() => this.wake()),
@@ -311,8 +314,7 @@ export class Brain {
    * thread): bots that left a level leave its motion, bots that joined one join it.
    */
   private botsChanged(): void {
-    const now = new Map<number, number>();
-    for (const b of this.deps.store.collection(botRecords).scan()) if (b.level_id !== null) now.set(b.id, b.level_id);
+    const now = this.deps.bots.onLevels();
     for (const [id, level] of this.onLevel) {
       if (now.get(id) === level) continue;
       this.deps.motion.get(level)?.removeBot(id);
@@ -399,8 +401,7 @@ export class Brain {
           this.setFlag('rfid_writing_mode', job.progress.kind === 'writing_mode' && job.progress.writing_mode, now);
           break;
         case 'ONBOARDING_BD':
-          this.deps.store.collection(botRecords).put({ id: job.bot_id!, level_id: job.level_id, updated_at: now });
-          this.deps.events.record(EVENT.botOnboarded, `bot ${job.bot_id} onboarded on level ${job.level_id}`, { bot_id: String(job.bot_id), level_id: job.level_id, request_id: job.request_id });
+          this.deps.bots.onboardInWrite(job.bot_id!, job.level_id!, job.request_id);
           break;
       }
       this.deps.requests.moveJob(running, 'SUCCEEDED', note ? { ended_because: note } : {}, note);

@@ -11,13 +11,13 @@ import { Writable } from 'node:stream';
 import { parentPort, workerData } from 'node:worker_threads';
 import { BOT_MOTION, liftSteps, PLAN_STEP_MS } from '../../domain/site/motion-figures.js';
 import { ALL_COLLECTIONS } from '../../domain/collections.js';
+import { Bots } from '../../domain/bots/bots.js';
 import { Events } from '../../domain/events/events.js';
 import { CarrierPlaces } from '../../domain/inventory/carrier-places.js';
 import { Inventory } from '../../domain/inventory/inventory.js';
 import { OpenWork } from '../../domain/requests/open-work.js';
 import { Requests } from '../../domain/requests/requests.js';
 import { buildSite } from '../../domain/site/load.js';
-import { botRecords } from '../../domain/system/records.js';
 import { createLogger, setLevel } from '../../log/logger.js';
 import { createLevelPlanner } from '../../native/planner.js';
 import { bridgeCommits } from '../../store/commit-bridge.js';
@@ -52,13 +52,14 @@ const stopBridge = bridgeCommits(store, init.commits);
 const work = new OpenWork(store, site.levels.map((l) => l.id));
 const places = new CarrierPlaces(store);
 const events = new Events(store, Date.now);
+const bots = new Bots({ store, events, now: Date.now });
 const inventory = new Inventory({ store, site, now: Date.now, events });
 const requests = new Requests({
   store, site, inventory, events, now: Date.now,
   // The main thread's inventory view follows this thread's commits through the bridge.
   refresh: () => undefined,
   externalPicking: () => settings.externalPicking,
-  botLevel: (id) => store.collection(botRecords).get(id)?.level_id,
+  botLevel: (id) => bots.levelOf(id),
 });
 /** Whether a carrier really stands on a cell, for the planner's flags (policy/places.ts standsOnItsCell). */
 function standsOn(levelId: number, x: number, y: number): boolean {
@@ -80,13 +81,13 @@ if (init.links) {
     motion.set(level.id, new PlannedMotion({
       level, planner, radio, logger: logger.child({ level_id: level.id }), stepMs, turnMs: Math.round(BOT_MOTION.turnMs / speed),
       faultClearMs: () => settings.faultClearSeconds * 1000,
-      botIds: () => [...store.collection(botRecords).scan()].filter((b) => b.level_id === level.id).map((b) => b.id),
+      botIds: () => bots.onLevel(level.id),
       occupied,
     }));
   }
 }
 const brain = new Brain({
-  store, site, requests, inventory, events, work, carriers: places, logger, motion, now: Date.now, monotonic: () => performance.now(),
+  store, site, bots, requests, inventory, events, work, carriers: places, logger, motion, now: Date.now, monotonic: () => performance.now(),
   chargeBelow: () => settings.chargeBelow,
   onStatus: (status) => post({ type: 'status', status }),
   radio: init.links ? { send: (level, node, command) => radio.send(level, node, command), onBot: (listener) => radio.onBot(listener) } : undefined,

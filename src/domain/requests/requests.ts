@@ -15,7 +15,7 @@ import type { Inventory } from '../inventory/inventory.js';
 import { carriers, positionKey, skus } from '../inventory/records.js';
 import type { Site } from '../site/load.js';
 import { RequestAbortedError } from './abort.js';
-import { botRecords } from '../system/records.js';
+import { Bots } from '../bots/bots.js';
 import { retriedProgress } from './records.js';
 import type { CreateInput, TriggerInput } from './inputs.js';
 import { assertMove, entityCounters, requestStatus } from './lifecycle.js';
@@ -392,11 +392,7 @@ export class Requests {
         return selected ?? planned;
       case 'OFFBOARDING_BD': {
         // The person has the bot in their hands: it leaves the level in the database with the trigger.
-        const bot = this.store.collection(botRecords).get(job.bot_id!);
-        if (bot && bot.level_id !== null) {
-          this.store.collection(botRecords).put({ ...bot, level_id: null, updated_at: this.deps.now() });
-          this.deps.events.record(EVENT.botOffboarded, `bot ${bot.id} offboarded from level ${bot.level_id}`, { bot_id: String(bot.id), level_id: bot.level_id, request_id: job.request_id });
-        }
+        new Bots(this.deps).offboardInWrite(job.bot_id!, job.request_id);
         return null;
       }
       case 'ONBOARDING':

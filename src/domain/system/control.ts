@@ -4,12 +4,11 @@
  * lines and the database see them. The HTTP routes call this service and nothing else for
  * these; the brain and the radio lines are reached through the interfaces below.
  */
-import { EVENT } from '../events/catalogue.js';
 import type { Events } from '../events/events.js';
 import { ValidationError } from '../errors.js';
 import type { Requests } from '../requests/requests.js';
 import type { Store } from '../../store/store.js';
-import { botRecords } from './records.js';
+import { Bots } from '../bots/bots.js';
 
 /** Spec 3.3. */
 export const STORAGE_STATUSES = ['RUNNING', 'PAUSED', 'STARTING_UP', 'MAINTENANCE', 'ERROR', 'OFF', 'SHUTTING_DOWN'] as const;
@@ -82,7 +81,11 @@ async function within<T>(promise: Promise<T>, seconds: number): Promise<T | 'tim
 }
 
 export class SystemService {
-  constructor(private readonly deps: SystemDeps) {}
+  private readonly botTable: Bots;
+
+  constructor(private readonly deps: SystemDeps) {
+    this.botTable = new Bots({ store: deps.store, events: deps.events, now: Date.now });
+  }
 
   storageStatus(): StorageStatus {
     // A disk that refuses writes stops the site as surely as a fault: ERROR until a write succeeds.
@@ -130,20 +133,14 @@ export class SystemService {
    * have open requests are refused, and nothing is removed.
    */
   async deleteBots(which: readonly number[] | '*'): Promise<{ success: boolean; message: string }> {
-    const { store, requests, events } = this.deps;
     const all = which === '*';
-    const ids = all ? [...store.collection(botRecords).scan()].map((b) => b.id) : [...which];
+    const ids = all ? this.botTable.ids() : [...which];
     if (!all) {
-      const open = new Set(requests.openRequests().map((r) => r.bot_id));
-      const refused = ids.filter((id) => open.has(id) || store.collection(botRecords).get(id) === undefined);
+      const open = new Set(this.deps.requests.openRequests().map((r) => r.bot_id));
+      const refused = ids.filter((id) => open.has(id) || this.botTable.levelOf(id) === undefined);
       if (refused.length > 0) throw ValidationError.of(['query', 'bot_idxs'], `bot(s) ${refused.join(', ')} are unknown or have open requests; finish or cancel them first`);
     }
-    const removed = await store.write(() => {
-      let n = 0;
-      for (const id of ids) if (store.collection(botRecords).remove(id)) n++;
-      if (n > 0) events.record(EVENT.botsDeleted, `${n} bot(s) removed from the database: ${ids.join(', ')}`);
-      return n;
-    });
+    const removed = await this.botTable.remove(ids);
     return { success: true, message: `${removed} bot(s) removed from the database; they get no work until onboarded again` };
   }
 
@@ -154,8 +151,8 @@ export class SystemService {
       if (filter.id && !filter.id.includes(b.id)) continue;
       if (filter.level_id && !filter.level_id.includes(b.level_id)) continue;
       if (filter.is_charging !== undefined && b.is_charging !== filter.is_charging) continue;
-      const record = this.deps.store.collection(botRecords).get(b.id);
-      out.push({ ...b, in_service: record !== undefined && record.level_id !== null, line_up: this.deps.lineUp(b.level_id) });
+      const level = this.botTable.levelOf(b.id);
+      out.push({ ...b, in_service: level !== undefined && level !== null, line_up: this.deps.lineUp(b.level_id) });
     }
     return out;
   }
