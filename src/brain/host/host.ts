@@ -10,16 +10,15 @@ import type { Site } from '../../domain/site/load.js';
 import { EVENT } from '../../domain/events/catalogue.js';
 import type { Events } from '../../domain/events/events.js';
 import type { BrainControl, StorageStatus } from '../../domain/system/control.js';
+import { shareCommits, type SharedStore } from '../../domain/system/shared-store.js';
 import type { Logger } from '../../log/logger.js';
 import type { SiteLines } from '../../lines/site-lines.js';
-import { bridgeCommits } from '../../store/commit-bridge.js';
-import type { Store } from '../../store/store.js';
 import type { BrainInit, BrainSettings, FromBrain, ToBrain } from '../messages.js';
 
 export interface BrainHostDeps {
   config: Config;
   site: Site;
-  store: Store;
+  store: SharedStore;
   logger: Logger;
   events: Events;
   lines: SiteLines | undefined;
@@ -85,7 +84,7 @@ export class BrainHost implements BrainControl {
       layout: { ...this.deps.site.layout, carriers: [], skus: [] },
     };
     this.wireOff();
-    this.unwire.push(bridgeCommits(this.deps.store, channel.port1));
+    this.unwire.push(shareCommits(this.deps.store, channel.port1));
     const worker = spawnWorker(init);
     this.worker = worker;
     const ready = new Promise<void>((resolve, reject) => {

@@ -17,11 +17,11 @@ import { CARRIER_JOBS, type JobRecord } from '../../domain/requests/records.js';
 import type { Requests } from '../../domain/requests/requests.js';
 import { CARRIER_PLACES, type Site, type SiteLevel } from '../../domain/site/load.js';
 import type { Bots } from '../../domain/bots/bots.js';
-import { flag, systemFlags, type SystemFlag } from '../../domain/system/records.js';
 import type { StorageStatus } from '../../domain/system/control.js';
+import type { SystemFlags } from '../../domain/system/flags.js';
+import type { StateChange } from '../../domain/system/shared-store.js';
 import type { BotEvent, LineStatus } from '../../lines/events.js';
 import { FAULT_BY_NAME } from '../../link/protocol/faults.js';
-import type { Store } from '../../store/store.js';
 import { LevelRunner } from './level/runner.js';
 import { takeSnapshot, type LineState } from './level/snapshot.js';
 import { BalconyLights, type SendCommand } from './lights.js';
@@ -48,10 +48,13 @@ const MAX_PASS_GAP_MS = 100;
 const CHARGE_RETRY_MS = 30_000;
 
 export interface BrainDeps {
-  store: Store;
   site: Site;
   /** The bot table. */
   bots: Bots;
+  /** The system flags (paused, RFID writing mode). */
+  flags: SystemFlags;
+  /** Hears commits, of either thread, that changed the bot table, a flag or where a carrier stands. */
+  onStateChange: (listener: (change: StateChange) => void) => () => void;
   requests: Requests;
   inventory: Inventory;
   events: Events;
@@ -123,9 +126,9 @@ export class Brain {
     for (const m of this.deps.motion.values()) m.setPaused(this.paused());
     this.stops.push(
       this.deps.work.onChange(() => this.wake()),
-      this.deps.store.onCommit((notice) => {
-        if (notice['bots']) this.botsChanged();
-        if (notice['bots'] || notice['system_flags'] || notice['carriers']) this.wake();
+      this.deps.onStateChange((change) => {
+        if (change.bots) this.botsChanged();
+        this.wake();
       }),
     );
     const radio = this.deps.radio;
@@ -159,7 +162,7 @@ export class Brain {
   }
 
   paused(): boolean {
-    return flag(this.deps.store, 'paused');
+    return this.deps.flags.paused();
   }
 
   /**
@@ -386,7 +389,6 @@ export class Brain {
   }
 
   private async control(job: JobRecord, note: string | undefined): Promise<void> {
-    const now = this.deps.now();
     const motion = job.level_id === null ? undefined : this.deps.motion.get(job.level_id);
     await this.deps.requests.write(() => {
       const current = this.deps.requests.findJob(job.id);
@@ -395,10 +397,10 @@ export class Brain {
       switch (job.type) {
         case 'PAUSE':
         case 'RESUME':
-          this.setFlag('paused', job.type === 'PAUSE', now);
+          this.deps.flags.setInWrite('paused', job.type === 'PAUSE');
           break;
         case 'CHANGE_RFID_WRITING_MODE':
-          this.setFlag('rfid_writing_mode', job.progress.kind === 'writing_mode' && job.progress.writing_mode, now);
+          this.deps.flags.setInWrite('rfid_writing_mode', job.progress.kind === 'writing_mode' && job.progress.writing_mode);
           break;
         case 'ONBOARDING_BD':
           this.deps.bots.onboardInWrite(job.bot_id!, job.level_id!, job.request_id);
@@ -508,10 +510,6 @@ export class Brain {
         await this.deps.requests.write(() => this.deps.inventory.placeCarrierInWrite(id, levelId, at.x, at.y));
       }).catch((err: unknown) => this.log.error({ err, bot_id: b.id }, 'could not reconcile a held carrier'));
     }
-  }
-
-  private setFlag(key: SystemFlag['key'], value: boolean, now: number): void {
-    this.deps.store.collection(systemFlags).put({ key, value, updated_at: now });
   }
 
   private async setStatus(status: StorageStatus, why: string): Promise<void> {

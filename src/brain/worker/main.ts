@@ -10,7 +10,6 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { parentPort, workerData } from 'node:worker_threads';
 import { BOT_MOTION, liftSteps, PLAN_STEP_MS } from '../../domain/site/motion-figures.js';
-import { ALL_COLLECTIONS } from '../../domain/collections.js';
 import { Bots } from '../../domain/bots/bots.js';
 import { Events } from '../../domain/events/events.js';
 import { CarrierPlaces } from '../../domain/inventory/carrier-places.js';
@@ -18,11 +17,10 @@ import { Inventory } from '../../domain/inventory/inventory.js';
 import { OpenWork } from '../../domain/requests/open-work.js';
 import { Requests } from '../../domain/requests/requests.js';
 import { buildSite } from '../../domain/site/load.js';
+import { SystemFlags } from '../../domain/system/flags.js';
+import { onStateChange, openSharedStore, shareCommits } from '../../domain/system/shared-store.js';
 import { createLogger, setLevel } from '../../log/logger.js';
 import { createLevelPlanner } from '../../native/planner.js';
-import { bridgeCommits } from '../../store/commit-bridge.js';
-import { MIGRATIONS } from '../../store/migrations.js';
-import { Store } from '../../store/store.js';
 import type { BrainInit, BrainSettings, FromBrain, ToBrain } from '../messages.js';
 import { Brain } from './brain.js';
 import { levelGrid } from './motion/level-grid.js';
@@ -47,12 +45,13 @@ const logger = rootLogger.child({ thread: 'brain' });
 let settings: BrainSettings = init.settings;
 const radio = new BridgedRadio(post);
 const site = buildSite(init.layout);
-const store = await Store.open({ dir: path.join(init.config.state_dir, 'db'), mapSize: init.config.store_map_size_bytes }, ALL_COLLECTIONS, MIGRATIONS);
-const stopBridge = bridgeCommits(store, init.commits);
+const store = await openSharedStore(path.join(init.config.state_dir, 'db'), init.config.store_map_size_bytes);
+const stopBridge = shareCommits(store, init.commits);
 const work = new OpenWork(store, site.levels.map((l) => l.id));
 const places = new CarrierPlaces(store);
 const events = new Events(store, Date.now);
 const bots = new Bots({ store, events, now: Date.now });
+const flags = new SystemFlags({ store, now: Date.now });
 const inventory = new Inventory({ store, site, now: Date.now, events });
 const requests = new Requests({
   store, site, inventory, events, now: Date.now,
@@ -87,7 +86,8 @@ if (init.links) {
   }
 }
 const brain = new Brain({
-  store, site, bots, requests, inventory, events, work, carriers: places, logger, motion, now: Date.now, monotonic: () => performance.now(),
+  site, requests, inventory, events, work, carriers: places, bots, flags, onStateChange: (listener) => onStateChange(store, listener),
+  logger, motion, now: Date.now, monotonic: () => performance.now(),
   chargeBelow: () => settings.chargeBelow,
   onStatus: (status) => post({ type: 'status', status }),
   radio: init.links ? { send: (level, node, command) => radio.send(level, node, command), onBot: (listener) => radio.onBot(listener) } : undefined,

@@ -4,7 +4,6 @@
  * the bot table beside them (its rules are src/domain/bots/bots.ts).
  */
 import type { CollectionDef } from '../../store/collection.js';
-import type { Store } from '../../store/store.js';
 import { botRecords } from '../bots/records.js';
 
 export interface SystemFlag {
@@ -20,8 +19,3 @@ export const SYSTEM_COLLECTIONS = [botRecords, systemFlags] as const;
 // The app's wiring, the radio lines and the CLI still take the bot table from here.
 export { botRecords, type BotRecord } from '../bots/records.js';
 export { seedBots } from '../bots/bots.js';
-
-/** A system flag's value (false when never set). */
-export function flag(store: Store, key: SystemFlag['key']): boolean {
-  return store.collection(systemFlags).get(key)?.value ?? false;
-}
