@@ -4,10 +4,11 @@
  * Only changes are sent; a controller that did not acknowledge is tried again next pass.
  */
 import type { LedStep } from '../../link/protocol/messages.js';
+import type { CarrierPlaces } from '../../domain/inventory/carrier-places.js';
+import type { OpenWork } from '../../domain/requests/open-work.js';
 import type { JobRecord } from '../../domain/requests/records.js';
 import type { Site } from '../../domain/site/load.js';
-import type { Command } from '../../native/link.js';
-import type { CommandOutcome } from '../../lines/events.js';
+import type { SendCommand } from './radio.js';
 
 /** Node address of a balcony's LED controller: this plus the balcony id (PROTOCOL.md). */
 export const LED_NODE_BASE = 0x1000;
@@ -19,8 +20,6 @@ const COLOUR: Partial<Record<JobRecord['type'], LedStep>> = {
   PACKING: { r: 200, g: 200, b: 200, duration_ms: 1000 },
 };
 
-export type SendCommand = (levelId: number, node: number, command: Command) => Promise<CommandOutcome>;
-
 export class BalconyLights {
   /** `balcony:channel` -> the colour last acknowledged. */
   private readonly shown = new Map<string, string>();
@@ -31,8 +30,21 @@ export class BalconyLights {
     private readonly send: SendCommand,
   ) {}
 
+  /** Follows the person jobs that wait at each port now. */
+  showWork(work: OpenWork, carriers: CarrierPlaces): void {
+    const waiting: { job: JobRecord; x: number; y: number }[] = [];
+    for (const level of this.site.levels) {
+      for (const job of work.jobsOn(level.id)) {
+        if (job.status !== 'EXECUTING' || job.wait?.waiting_for !== 'trigger' || !job.carrier_id) continue;
+        const c = carriers.of(job.carrier_id);
+        if (c) waiting.push({ job, x: c.x, y: c.y });
+      }
+    }
+    this.update(waiting);
+  }
+
   /** Sets every port's colour from the person jobs waiting now (with the carrier's cell). */
-  update(waiting: { job: JobRecord; x: number; y: number }[]): void {
+  private update(waiting: { job: JobRecord; x: number; y: number }[]): void {
     const want = new Map<string, LedStep>();
     for (const b of this.site.balconies) b.ports.forEach((_, channel) => want.set(`${b.id}:${channel}`, DARK));
     for (const { job, x, y } of waiting) {

@@ -6,6 +6,15 @@ import type { Command } from '../../native/link.js';
 import type { BotEvent, CommandOutcome } from '../../lines/events.js';
 import type { FromBrain } from '../messages.js';
 
+/** Sends a command to a node of a level; resolves with its outcome. */
+export type SendCommand = (levelId: number, node: number, command: Command) => Promise<CommandOutcome>;
+
+/** The radio lines as the brain uses them (BridgedRadio in the worker). */
+export interface BrainRadio {
+  send: SendCommand;
+  onBot(listener: (event: BotEvent) => void): () => void;
+}
+
 export class BridgedRadio {
   private nextId = 1;
   private readonly pending = new Map<number, (outcome: CommandOutcome) => void>();
