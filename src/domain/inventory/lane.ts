@@ -42,11 +42,9 @@ export function carriersInFront(store: Store, level: SiteLevel, carrier: Carrier
   return inFront(standing, space.depth, carrier.id).map((id) => standing.found.get(id)!);
 }
 
-/** A lane's spaces as the store shows them; keeps the records it read. */
-class StandingInStore implements LaneView {
-  readonly found = new Map<string, CarrierRecord>();
-
-  constructor(private readonly store: Store, private readonly levelId: number, private readonly spaces: readonly StorageSpace[]) {}
+/** A lane's spaces as a view, nearest the highway first: what stands on each is the reader's to say. */
+export abstract class LaneSpaces implements LaneView {
+  constructor(protected readonly spaces: readonly StorageSpace[]) {}
 
   get length(): number {
     return this.spaces.length;
@@ -54,6 +52,17 @@ class StandingInStore implements LaneView {
 
   depth(entry: number): number {
     return this.spaces[entry]!.depth;
+  }
+
+  abstract carrier(entry: number): string | undefined;
+}
+
+/** A lane's spaces as the store shows them; keeps the records it read. */
+class StandingInStore extends LaneSpaces {
+  readonly found = new Map<string, CarrierRecord>();
+
+  constructor(private readonly store: Store, private readonly levelId: number, spaces: readonly StorageSpace[]) {
+    super(spaces);
   }
 
   carrier(entry: number): string | undefined {

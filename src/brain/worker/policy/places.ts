@@ -3,7 +3,7 @@
  * spaces, buffers and chargers; which cells other jobs have taken; which carriers stand (or are
  * being set down) in front of another in its lane. docs/requests.md, "The brain".
  */
-import { inFront, type LaneView } from '../../../domain/inventory/lane.js';
+import { inFront, LaneSpaces, type LaneView } from '../../../domain/inventory/lane.js';
 import { CARRIER_JOBS, comingTo, type JobRecord } from '../../../domain/requests/records.js';
 import type { Cell, SiteBalcony, SiteLevel, StorageSpace } from '../../../domain/site/load.js';
 import { perSnapshot, type CarrierPlace, type LevelSnapshot } from '../level/snapshot.js';
@@ -80,15 +80,9 @@ export function carriersComingInFront(s: LevelSnapshot, carrier: CarrierPlace): 
 }
 
 /** A lane's spaces as a snapshot shows them, for the lane-blocking rule. */
-class StandingInLane implements LaneView {
-  constructor(private readonly s: LevelSnapshot, private readonly spaces: readonly StorageSpace[]) {}
-
-  get length(): number {
-    return this.spaces.length;
-  }
-
-  depth(entry: number): number {
-    return this.spaces[entry]!.depth;
+class StandingInLane extends LaneSpaces {
+  constructor(private readonly s: LevelSnapshot, spaces: readonly StorageSpace[]) {
+    super(spaces);
   }
 
   carrier(entry: number): string | undefined {
