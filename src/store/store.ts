@@ -9,7 +9,7 @@ import path from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { Collection, pagesOf, type CollectionDef, type Key, type SharedStructures } from './collection.js';
 import { BATCH_BUDGET_MS, commitsOffLoop, ON_LOOP, paceAfterLoopCommit, type CommitPace } from './commit-pace.js';
-import { hasRoom, storageFault, type StorageFaultError } from './storage-fault.js';
+import { FaultState, type StorageFaultError } from './storage-fault.js';
 
 /** One step of the schema; `up` runs inside a write transaction. */
 export interface Migration {
@@ -138,10 +138,7 @@ export class Store {
   /** A batch is booked for the end of this turn. */
   private batchBooked = false;
   private readonly commitListeners = new Set<CommitListener>();
-  private readonly dir: string;
-  /** The last write's disk fault, until a write succeeds again. */
-  private fault: StorageFaultError | undefined;
-  private readonly faultListeners = new Set<(fault: StorageFaultError | undefined) => void>();
+  private readonly faults: FaultState;
   private readonly holdListeners = new Set<(timing: CommitTiming) => void>();
   /** A shared structure was stored in the batch being written. */
   private structuresSaved = false;
@@ -154,7 +151,7 @@ export class Store {
 
   private constructor(options: StoreOptions) {
     mkdirSync(options.dir, { recursive: true, mode: 0o700 });
-    this.dir = options.dir;
+    this.faults = new FaultState(options.dir);
     // The same options on every open: lmdb-js requires it. No noSync, no useWritemap:
     // durability matters more than write throughput on this box.
     this.root = open({
@@ -332,17 +329,14 @@ export class Store {
     } catch (err) {
       // The disk refused the commit: nothing of the batch is kept.
       if (savedStructures) this.forgetStructures();
-      const cause = await commitCause(err);
-      const fault = storageFault(cause, this.dir);
-      if (fault) this.setFault(fault);
-      const error = fault ?? cause;
+      const error = this.faults.refused(await commitCause(err));
       batch.forEach((write, i) => {
         for (const nested of runs[i]?.nested ?? []) nested.reject(error);
         write.reject(error);
       });
       return;
     }
-    if (this.fault && (!this.fault.full || hasRoom(this.dir))) this.setFault(undefined);
+    this.faults.stood();
     // Heard once the commit stands, so a failing listener cannot make it look refused.
     for (const listener of this.holdListeners) {
       try {
@@ -447,13 +441,12 @@ export class Store {
 
   /** The disk fault that refused the last write, until one succeeds again. */
   storageFault(): StorageFaultError | undefined {
-    return this.fault;
+    return this.faults.current();
   }
 
   /** Hears when writes start failing for the disk (a fault) and when one succeeds again (undefined). */
   onStorageFault(listener: (fault: StorageFaultError | undefined) => void): () => void {
-    this.faultListeners.add(listener);
-    return () => this.faultListeners.delete(listener);
+    return this.faults.onChange(listener);
   }
 
   /** Hears what each commit cost once it is durable (`CommitTiming`). */
@@ -469,19 +462,6 @@ export class Store {
       return true;
     } catch {
       return false;
-    }
-  }
-
-  private setFault(fault: StorageFaultError | undefined): void {
-    const changed = (fault === undefined) !== (this.fault === undefined) || (fault && this.fault && fault.full !== this.fault.full);
-    this.fault = fault;
-    if (!changed) return;
-    for (const listener of this.faultListeners) {
-      try {
-        listener(fault);
-      } catch (err) {
-        process.emitWarning(`storage fault listener failed: ${(err as Error).stack ?? String(err)}`);
-      }
     }
   }
 
