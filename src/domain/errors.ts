@@ -1,6 +1,8 @@
 /**
- * Typed domain errors. The domain throws these; the HTTP layer maps each `code` to a status
- * and the documented body. Nothing else may be thrown on purpose from domain code.
+ * Typed domain errors. The domain throws these; each `code` is stable and says what went wrong
+ * in the domain's terms. The HTTP layer maps each code to a status and the documented body
+ * (http/error-codes.ts); what only the HTTP layer refuses (a method, a media type, a body it
+ * cannot read) is its own error. Nothing else may be thrown on purpose from domain code.
  */
 
 /** One entry of the spec's validation error body (HTTPValidationError, spec 2.1). */
@@ -12,18 +14,13 @@ export interface ValidationIssue {
 
 export type DomainErrorCode =
   | 'validation_failed'
-  | 'bad_request'
   | 'unauthorized'
   | 'forbidden'
   | 'not_found'
   | 'conflict'
+  /** Content over a limit of the domain (an SKU's image, a support issue's files). */
   | 'payload_too_large'
-  | 'unsupported_media_type'
-  | 'method_not_allowed'
-  | 'not_implemented'
-  | 'too_many_requests'
-  | 'upgrade_required'
-  | 'unavailable';
+  | 'too_many_requests';
 
 /** Base of every error the domain throws on purpose. */
 export class DomainError extends Error {

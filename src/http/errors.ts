@@ -6,23 +6,8 @@ import Type from 'typebox';
 import { RequestAbortedError } from '../domain/requests/abort.js';
 import { StorageFaultError } from '../store/storage-fault.js';
 import { UniqueIndexError } from '../store/collection.js';
-import { ConflictError, DomainError, TooManyRequestsError, ValidationError, type DomainErrorCode, type ValidationIssue } from '../domain/errors.js';
-
-export const STATUS_OF: Record<DomainErrorCode, number> = {
-  validation_failed: 422,
-  bad_request: 400,
-  unauthorized: 401,
-  forbidden: 403,
-  not_found: 404,
-  method_not_allowed: 405,
-  conflict: 409,
-  payload_too_large: 413,
-  unsupported_media_type: 415,
-  too_many_requests: 429,
-  upgrade_required: 426,
-  unavailable: 503,
-  not_implemented: 501,
-};
+import { ConflictError, DomainError, TooManyRequestsError, ValidationError, type ValidationIssue } from '../domain/errors.js';
+import { ERROR_STATUS, type ErrorCode } from './error-codes.js';
 
 /** Schema of the validation error body (spec 2.1). */
 export const ValidationErrorBody = Type.Object(
@@ -55,16 +40,17 @@ export function documentedError(description: string): { description: string; con
   return { description, contentType: 'application/json', schema: ErrorBody };
 }
 
-/** An HTTP-level error raised by the framework itself (not by domain code). */
-export class HttpError extends DomainError {
+/** An error of the HTTP layer itself (a request it cannot take), with any code of the catalogue. */
+export class HttpError extends Error {
   constructor(
-    code: DomainErrorCode,
+    readonly code: ErrorCode,
     message: string,
     readonly headers: Record<string, string> = {},
     /** For 400s that still carry validation issues (a body that is not JSON). */
     readonly issues?: ValidationIssue[],
   ) {
-    super(code, message);
+    super(message);
+    this.name = 'HttpError';
   }
 }
 
@@ -78,13 +64,14 @@ export interface ErrorAnswer {
 export function errorAnswer(err: unknown, requestId: string): ErrorAnswer {
   if (err instanceof RequestAbortedError) {
     // Spec 7's abort body: request_id names the refused request (stored as ABORTED), not the HTTP exchange.
-    return { status: STATUS_OF[err.code], body: { detail: err.message, request_id: err.requestId, entity_feedback: err.feedback }, headers: {} };
+    return { status: ERROR_STATUS[err.code], body: { detail: err.message, request_id: err.requestId, entity_feedback: err.feedback }, headers: {} };
   }
   if (err instanceof ValidationError) {
-    return { status: 422, body: { detail: err.issues, request_id: requestId }, headers: {} };
+    return { status: ERROR_STATUS[err.code], body: { detail: err.issues, request_id: requestId }, headers: {} };
   }
-  if (err instanceof HttpError && err.issues) {
-    return { status: STATUS_OF[err.code], body: { detail: err.issues, request_id: requestId }, headers: err.headers };
+  if (err instanceof HttpError) {
+    if (err.issues) return { status: ERROR_STATUS[err.code], body: { detail: err.issues, request_id: requestId }, headers: err.headers };
+    return answer(err.code, err.message, requestId, err.headers);
   }
   // The disk, not a bug: an operational state the caller can wait out (docs/operations.md).
   // An upload spooled to a full disk fails with the bare ENOSPC before the store sees it.
@@ -93,16 +80,16 @@ export function errorAnswer(err: unknown, requestId: string): ErrorAnswer {
   if (err instanceof UniqueIndexError) return errorAnswer(new ConflictError(err.message), requestId);
   if (err instanceof StorageFaultError) {
     return err.full
-      ? { status: 507, body: { detail: `Storage full: nothing was written. Free space on the controller's disk (${err.dir}); reads keep working.`, code: 'storage_full', request_id: requestId }, headers: {} }
-      : { status: 503, body: { detail: `The controller's disk failed the write: nothing was written. Check the disk (journalctl -k); retry later.`, code: 'storage_error', request_id: requestId }, headers: { 'retry-after': '30' } };
+      ? answer('storage_full', `Storage full: nothing was written. Free space on the controller's disk (${err.dir}); reads keep working.`, requestId, {})
+      : answer('storage_error', `The controller's disk failed the write: nothing was written. Check the disk (journalctl -k); retry later.`, requestId, { 'retry-after': '30' });
   }
   if (err instanceof DomainError) {
-    const headers = err instanceof HttpError ? err.headers : err instanceof TooManyRequestsError ? { 'retry-after': String(err.retryAfterSeconds) } : {};
-    return { status: STATUS_OF[err.code], body: { detail: err.message, code: err.code, request_id: requestId }, headers };
+    return answer(err.code, err.message, requestId, err instanceof TooManyRequestsError ? { 'retry-after': String(err.retryAfterSeconds) } : {});
   }
-  return {
-    status: 500,
-    body: { detail: 'Internal server error; the log has the details under this request id', code: 'internal_error', request_id: requestId },
-    headers: {},
-  };
+  return answer('internal_error', 'Internal server error; the log has the details under this request id', requestId, {});
+}
+
+/** The error body every answer without validation issues has. */
+function answer(code: ErrorCode, detail: string, requestId: string, headers: Record<string, string>): ErrorAnswer {
+  return { status: ERROR_STATUS[code], body: { detail, code, request_id: requestId }, headers };
 }

@@ -3,6 +3,7 @@
  * validate requests describe them here, so the document cannot drift from the behaviour.
  */
 import type { TObject, TSchema } from 'typebox';
+import { ERROR_STATUS, type ErrorCode } from './error-codes.js';
 import { ErrorBody, ValidationErrorBody } from './errors.js';
 import { bodyOptional, isMultipart, successStatus, type AnyRoute, type ResponseSpec } from './route.js';
 
@@ -101,28 +102,31 @@ function responses(route: AnyRoute): Json {
   const out: Json = {};
   for (const [status, spec] of Object.entries(route.responses)) out[status] = response(spec, Number(status));
   const hasInput = route.params !== undefined || route.query !== undefined || route.body !== undefined;
-  const add = (status: number, description: string, schema: Json): void => {
-    out[status] ??= { description, content: { 'application/json': { schema } } };
+  // Each answer the framework may give on its own, under its code's status.
+  const add = (code: ErrorCode, description: string, schema: Json): void => {
+    out[ERROR_STATUS[code]] ??= { description, content: { 'application/json': { schema } } };
   };
   if (route.body !== undefined) {
     // Malformed JSON is answered in the validation shape (one issue of type `json_invalid` at
     // loc ["body"], as FastAPI words it) so clients read it with their validation-error code;
     // malformed multipart and a bad Content-Length use the plain error body (docs/decisions.md).
-    add(400, 'The body cannot be parsed. Not JSON: the validation error body with one issue of type `json_invalid`; '
-      + 'malformed multipart or a wrong Content-Length: the error body (code bad_request)', { anyOf: [VALIDATION_REF, ERROR_REF] });
-    add(413, 'The body is larger than the limit', ERROR_REF);
-    add(415, 'Wrong Content-Type', ERROR_REF);
+    const unparsed: ErrorCode = 'bad_request';
+    add(unparsed, 'The body cannot be parsed. Not JSON: the validation error body with one issue of type `json_invalid`; '
+      + `malformed multipart or a wrong Content-Length: the error body (code ${unparsed})`, { anyOf: [VALIDATION_REF, ERROR_REF] });
+    add('payload_too_large', 'The body is larger than the limit', ERROR_REF);
+    add('unsupported_media_type', 'Wrong Content-Type', ERROR_REF);
     // Bodies in flight are bounded (src/http/body-budget.ts): a client must be told it may retry.
-    if (isMultipart(route.body)) add(429, 'The caller\'s uploads in flight would pass `upload_quota_bytes`; retry after `Retry-After` seconds', ERROR_REF);
-    add(503, 'The box is taking too many request bodies at once (uploads: `upload_total_bytes`); retry after `Retry-After` seconds', ERROR_REF);
+    if (isMultipart(route.body)) add('too_many_requests', 'The caller\'s uploads in flight would pass `upload_quota_bytes`; retry after `Retry-After` seconds', ERROR_REF);
+    add('unavailable', 'The box is taking too many request bodies at once (uploads: `upload_total_bytes`); retry after `Retry-After` seconds', ERROR_REF);
   }
-  if (route.method !== 'GET') add(507, 'Storage full: nothing was written (code storage_full); reads keep working', ERROR_REF);
+  const full: ErrorCode = 'storage_full';
+  if (route.method !== 'GET') add(full, `Storage full: nothing was written (code ${full}); reads keep working`, ERROR_REF);
   if (route.permission !== null) {
-    add(401, 'Missing, malformed, expired or revoked credentials', ERROR_REF);
-    add(403, `The caller lacks the permission ${route.permission}`, ERROR_REF);
+    add('unauthorized', 'Missing, malformed, expired or revoked credentials', ERROR_REF);
+    add('forbidden', `The caller lacks the permission ${route.permission}`, ERROR_REF);
   }
-  if (hasInput) add(422, 'Validation error', VALIDATION_REF);
-  add(500, 'Unexpected server error (logged with the request id)', ERROR_REF);
+  if (hasInput) add('validation_failed', 'Validation error', VALIDATION_REF);
+  add('internal_error', 'Unexpected server error (logged with the request id)', ERROR_REF);
   if (!Object.keys(out).some((s) => s === String(successStatus(route)))) out[successStatus(route)] = { description: 'Success' };
   return out;
 }

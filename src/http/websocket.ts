@@ -7,6 +7,7 @@
  * never waits for a client.
  */
 import type { Logger } from '../log/logger.js';
+import { ErrorBody, HttpError } from './errors.js';
 import { Exchange } from './exchange.js';
 import type { AnyRoute, RequestContext, StreamSession, StreamSocket } from './route.js';
 import type { HttpRequest, HttpResponse, TemplatedApp, us_socket_context_t, WebSocket } from './uws.js';
@@ -34,6 +35,14 @@ export interface UpgradeRequest {
   qs: string;
   headers: Record<string, string>;
   remoteAddress: string;
+}
+
+/** The answers a WebSocket route documents: the upgrade, and 426 for a request without one. */
+export const WEBSOCKET_RESPONSES = { 101: { description: 'Switching to the WebSocket protocol', contentType: 'application/json' }, 426: ErrorBody };
+
+/** The handler of a WebSocket route for a plain request: uWS hands only upgrades to `ws()`. */
+export function upgradeRequired(): never {
+  throw new HttpError('upgrade_required', 'This endpoint is a WebSocket: open it with an upgrade request (wss://)');
 }
 
 const UPGRADE_HEADERS = ['sec-websocket-key', 'sec-websocket-protocol', 'sec-websocket-extensions'];

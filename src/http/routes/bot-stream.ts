@@ -6,9 +6,8 @@
  * changed since the last message.
  */
 import Type from 'typebox';
-import { DomainError } from '../../domain/errors.js';
 import type { SystemService } from '../../domain/system/control.js';
-import { ErrorBody } from '../errors.js';
+import { WEBSOCKET_RESPONSES, upgradeRequired } from '../websocket.js';
 import { route, type AnyRoute } from '../route.js';
 import { botView } from './bots.js';
 // The same credential checks and close codes as the event stream (docs/events.md).
@@ -33,10 +32,8 @@ export function botStreamRoute(system: SystemService, auth: StreamAuth, periodMs
       level_id: Type.Optional(Type.Integer({ minimum: 1, description: 'Only the bots of this level' })),
       access_token: Type.Optional(Type.String({ description: 'For browsers, which cannot set headers on a WebSocket: the bearer credential' })),
     }),
-    responses: { 101: { description: 'Switching to the WebSocket protocol', contentType: 'application/json' }, 426: ErrorBody },
-    handler: () => {
-      throw new DomainError('upgrade_required', 'This endpoint is a WebSocket: open it with an upgrade request (wss://)');
-    },
+    responses: WEBSOCKET_RESPONSES,
+    handler: upgradeRequired,
     websocket: (ctx, socket) => {
       const levelId = (ctx.query as { level_id?: number }).level_id;
       const filter = levelId === undefined ? {} : { level_id: [levelId] };

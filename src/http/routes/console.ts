@@ -9,7 +9,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Type from 'typebox';
-import { DomainError, NotFoundError } from '../../domain/errors.js';
+import { NotFoundError } from '../../domain/errors.js';
+import { HttpError } from '../errors.js';
 import { Reply, route, type AnyRoute } from '../route.js';
 
 /** Where `npm run build` puts the console: dist/console under the package root. */
@@ -59,7 +60,7 @@ export function consoleRoutes(dir: string = consoleDir()): AnyRoute[] {
   // Read on first use, and again while missing: a build made after the start is served.
   const current = (): Bundle => {
     bundle ??= loadBundle(dir);
-    if (!bundle) throw new DomainError('unavailable', `The console is not built (${dir} is missing): run npm run build`);
+    if (!bundle) throw new HttpError('unavailable', `The console is not built (${dir} is missing): run npm run build`);
     return bundle;
   };
   return [

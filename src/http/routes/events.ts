@@ -3,12 +3,11 @@ import Type, { type TSchema } from 'typebox';
 import { type EventRecord, type Events } from '../../domain/events/events.js';
 import { Subscription } from '../../domain/events/subscription.js';
 import type { Caller } from '../../domain/auth/caller.js';
-import { DomainError } from '../../domain/errors.js';
 import { executeList, listQuerySchema, parseListQuery, type FieldTable, type ListSource } from '../../domain/list/index.js';
-import { ErrorBody } from '../errors.js';
 import { stampPair } from '../../domain/time.js';
 import type { Logger } from '../../log/logger.js';
 import { listRoute } from '../list-route.js';
+import { WEBSOCKET_RESPONSES, upgradeRequired } from '../websocket.js';
 import { route, type AnyRoute, type StreamSocket } from '../route.js';
 import { Nullable, Timestamp } from '../schemas/common.js';
 
@@ -97,10 +96,8 @@ export function eventStreamRoute(events: Events, options: { timeZone: string; ma
       + `once it no longer authenticates (deleted key, expired or revoked token) the stream closes with code ${CLOSE_CREDENTIAL_INVALID}, `
       + `once it lacks ${STREAM_PERMISSION} with code ${CLOSE_PERMISSION_REVOKED}; nothing committed after the change is sent. Without an upgrade the answer is 426.`,
     query,
-    responses: { 101: { description: 'Switching to the WebSocket protocol', contentType: 'application/json' }, 426: ErrorBody },
-    handler: () => {
-      throw new DomainError('upgrade_required', 'This endpoint is a WebSocket: open it with an upgrade request (wss://)');
-    },
+    responses: WEBSOCKET_RESPONSES,
+    handler: upgradeRequired,
     websocket: (ctx, socket) => {
       const q = ctx.query as Record<string, unknown>;
       const parsed = parseListQuery(EVENT_FIELDS, q, listOptions);
