@@ -3,7 +3,7 @@
  * [--follow]`. They read the store (read-only, beside the daemon) and the daemon's status.json.
  */
 import type { Config } from '../config/config.js';
-import { botRecords } from '../domain/system/records.js';
+import { botRecords } from '../domain/bots/records.js';
 import { requests } from '../domain/requests/records.js';
 import { eventRecords, type EventRecord } from '../domain/events/events.js';
 import { SEVERITY } from '../domain/events/catalogue.js';

@@ -8,7 +8,7 @@ import { EVENT } from '../domain/events/catalogue.js';
 import type { Events } from '../domain/events/events.js';
 import { carriers } from '../domain/inventory/records.js';
 import type { Site } from '../domain/site/load.js';
-import { botRecords } from '../domain/system/records.js';
+import { botRecords } from '../domain/bots/records.js';
 import type { Logger } from '../log/logger.js';
 import type { Store } from '../store/store.js';
 import type { LineStatus } from './events.js';

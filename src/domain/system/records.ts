@@ -15,7 +15,3 @@ export interface SystemFlag {
 export const systemFlags: CollectionDef<SystemFlag> = { name: 'system_flags', key: (f) => f.key };
 
 export const SYSTEM_COLLECTIONS = [botRecords, systemFlags] as const;
-
-// The app's wiring, the radio lines and the CLI still take the bot table from here.
-export { botRecords, type BotRecord } from '../bots/records.js';
-export { seedBots } from '../bots/bots.js';
