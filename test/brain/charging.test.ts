@@ -4,7 +4,7 @@
 // - an idle bot tops up while the charger is free, and goes back to work before its charge ends
 //   when work waits for a bot.
 // Before, a warning stopped a bot, so a bot at BATTERY_LOW was never sent to charge; and bots
-// only charged once low, all together, a full charge each (docs/benchmarks-site.md, round 6).
+// only charged once low, all together, a full charge each (docs/benchmarks-site.md, "the simulated hour").
 import t from 'tap';
 import { startE2eApp, type AdminApp } from '../helpers/app.js';
 import { until } from '../helpers/until.js';

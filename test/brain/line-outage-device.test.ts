@@ -1,4 +1,4 @@
-// Link health end to end (issue 20, part 4), with the daemon on a real serial device path: a
+// Link health end to end, with the daemon on a real serial device path: a
 // udev-style /dev/serial/by-id symlink to the simulator's pty, the way a site names its
 // gateways. The simulator runs apart from the daemon (as a gateway does), and its line is cut
 // (the pty closes: `unplug`) while the symlink is removed, as udev removes it when the USB

@@ -54,7 +54,7 @@ export class Auth {
    * What each API key presented since the auth records last changed amounts to, by the value
    * presented: a request with a known key then costs one lookup, not its HMAC, three store
    * reads and a permission expansion (a tenth of the main thread under load, then the HMAC
-   * alone a fortieth; issue 22). Only values that are keys are kept. Emptied by any commit to
+   * alone a fortieth). Only values that are keys are kept. Emptied by any commit to
    * keys, users or roles, so a change holds from the next request on.
    */
   private readonly keyCallers = new Map<string, { key: ApiKeyRecord; caller: Caller | undefined }>();

@@ -2,7 +2,7 @@
  * When bots charge (docs/requests.md, automatic charging). Bots that only charged once under
  * `brain.chargeBelowPercent` drained alike and reached it together: half an hour into a busy
  * hour they queued for the level's chargers, a full charge each, while work waited for bots
- * (docs/benchmarks-site.md, round 6). So an idle bot tops up whenever a charger stands free,
+ * (docs/benchmarks-site.md, "the simulated hour"). So an idle bot tops up whenever a charger stands free,
  * and a charging bot with enough battery goes back to work when work waits for a bot or a
  * bot under the threshold needs its charger.
  */

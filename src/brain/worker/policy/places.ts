@@ -16,7 +16,7 @@ import { chargingOn, mayLeaveCharger } from './charging.js';
  * person is done (a position reserved for the whole trip leaves people waiting). Two left the
  * large bench site's far balconies waiting for carriers on their way (213 against 234 carriers
  * per balcony-hour with four; the demo 251 against 271); eight filled its one highway row with
- * loaded bots (196): docs/benchmarks-site.md, round 5.
+ * loaded bots (196): docs/benchmarks-site.md, "the brain keeps up".
  */
 export const QUEUE_PER_BALCONY = 4;
 /** Queued retrievals a balcony may have beyond one waiting at each of its buffers: those on their way. */
