@@ -5,7 +5,8 @@
  * triggers in the brain, the brain's job moves in the API's inventory view and event stream).
  */
 import type { MessagePort } from 'node:worker_threads';
-import type { CommitNotice, Store } from './store.js';
+import type { CommitNotice } from './commit-notices.js';
+import type { Store } from './store.js';
 
 /** Forwards this thread's commits through `port` and announces the other side's; returns the function that stops both. */
 export function bridgeCommits(store: Store, port: MessagePort): () => void {

@@ -9,7 +9,11 @@ import path from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { Collection, pagesOf, type CollectionDef, type Key, type SharedStructures } from './collection.js';
 import { BATCH_BUDGET_MS, commitsOffLoop, ON_LOOP, paceAfterLoopCommit, type CommitPace } from './commit-pace.js';
+import { CommitNotices, type CommitListener, type CommitNotice } from './commit-notices.js';
+import { Listeners } from './listeners.js';
 import { FaultState, type StorageFaultError } from './storage-fault.js';
+
+export type { CommitListener, CommitNotice } from './commit-notices.js';
 
 /** One step of the schema; `up` runs inside a write transaction. */
 export interface Migration {
@@ -37,15 +41,6 @@ export class StoreVersionError extends Error {
     this.name = 'StoreVersionError';
   }
 }
-
-/**
- * What one committed write changed: the keys it put or removed, by collection name. Threads
- * that share the environment pass these to each other (`heard`), so each hears every commit.
- */
-export type CommitNotice = Record<string, Key[]>;
-
-/** `local`: committed by this Store; `remote`: by another thread on the same environment, told through `heard`. */
-export type CommitListener = (notice: CommitNotice, origin: 'local' | 'remote') => void;
 
 /** The store was written by a newer build (a downgrade): this one must not touch it. */
 export class StoreTooNewError extends Error {
@@ -137,9 +132,9 @@ export class Store {
   private idle: Promise<void> = Promise.resolve();
   /** A batch is booked for the end of this turn. */
   private batchBooked = false;
-  private readonly commitListeners = new Set<CommitListener>();
+  private readonly notices: CommitNotices;
   private readonly faults: FaultState;
-  private readonly holdListeners = new Set<(timing: CommitTiming) => void>();
+  private readonly holdListeners = new Listeners<CommitTiming>('commit listener');
   /** A shared structure was stored in the batch being written. */
   private structuresSaved = false;
   /** A batch stored a structure and may not have committed: the next reads them from the store again. */
@@ -166,6 +161,7 @@ export class Store {
       readOnly: options.readOnly ?? false,
     });
     this.meta = this.root.openDB<unknown, string>({ name: 'meta' });
+    this.notices = new CommitNotices(this.root);
   }
 
   /** Opens (or creates) the store, registers the collections and runs pending migrations. */
@@ -338,23 +334,9 @@ export class Store {
     }
     this.faults.stood();
     // Heard once the commit stands, so a failing listener cannot make it look refused.
-    for (const listener of this.holdListeners) {
-      try {
-        listener({ writesMs, diskMs: performance.now() - written, onLoop: !offLoop, writes: batch.length });
-      } catch (err) {
-        process.emitWarning(`commit listener failed: ${(err as Error).stack ?? String(err)}`);
-      }
-    }
+    if (this.holdListeners.listening()) this.holdListeners.tell({ writesMs, diskMs: performance.now() - written, onLoop: !offLoop, writes: batch.length });
     const kept = runs.filter((run) => run.error === undefined);
-    const changed = new Map<string, Set<Key>>();
-    for (const run of kept) {
-      for (const [name, keys] of run.changed) {
-        const all = changed.get(name);
-        if (all) for (const key of keys) all.add(key);
-        else changed.set(name, keys);
-      }
-    }
-    if (changed.size > 0) this.announce(Object.fromEntries([...changed].map(([name, keys]) => [name, [...keys]])), 'local');
+    this.notices.committed(kept);
     for (const run of kept) {
       for (const callback of run.after) {
         try {
@@ -451,8 +433,7 @@ export class Store {
 
   /** Hears what each commit cost once it is durable (`CommitTiming`). */
   onCommitHeld(listener: (timing: CommitTiming) => void): () => void {
-    this.holdListeners.add(listener);
-    return () => this.holdListeners.delete(listener);
+    return this.holdListeners.add(listener);
   }
 
   /** Tries a tiny write (after space was freed): clears the fault if the disk takes it. */
@@ -467,26 +448,12 @@ export class Store {
 
   /** Hears what every write changed once it is durable, this store's and (through `heard`) other threads'. */
   onCommit(listener: CommitListener): () => void {
-    this.commitListeners.add(listener);
-    return () => this.commitListeners.delete(listener);
+    return this.notices.on(listener);
   }
 
   /** Another thread committed `notice` on this environment: its listeners here hear it as `remote`. */
   heard(notice: CommitNotice): void {
-    // This thread's read snapshot may predate that commit until the next event turn: listeners
-    // read the changed keys now, so they must see it.
-    this.root.resetReadTxn();
-    this.announce(notice, 'remote');
-  }
-
-  private announce(notice: CommitNotice, origin: 'local' | 'remote'): void {
-    for (const listener of this.commitListeners) {
-      try {
-        listener(notice, origin);
-      } catch (err) {
-        process.emitWarning(`commit listener failed: ${(err as Error).stack ?? String(err)}`);
-      }
-    }
+    this.notices.heard(notice);
   }
 
   /** The next value of a named integer sequence (1, 2, ...). Call only inside `write`. */
