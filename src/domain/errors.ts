@@ -4,6 +4,8 @@
  * (http/error-codes.ts); what only the HTTP layer refuses (a method, a media type, a body it
  * cannot read) is its own error. Nothing else may be thrown on purpose from domain code.
  */
+import { UniqueIndexError } from '../store/collection.js';
+import { StorageFaultError } from '../store/storage-fault.js';
 
 /** One entry of the spec's validation error body (HTTPValidationError, spec 2.1). */
 export interface ValidationIssue {
@@ -62,4 +64,17 @@ export class TooManyRequestsError extends DomainError {
   constructor(message: string, readonly retryAfterSeconds: number) {
     super('too_many_requests', message);
   }
+}
+
+/**
+ * What a write the store refused means to the caller, or undefined when the store did not
+ * refuse it: a unique index that already holds the value is the caller's conflict; a disk that
+ * is full or failing is an operational state to wait out (docs/operations.md), nothing written.
+ * A bare ENOSPC (an upload spooled to a full disk before the store saw it) is the disk too.
+ */
+export function storeRefusal(err: unknown): ConflictError | { disk: 'full' | 'failing'; dir: string } | undefined {
+  if (err instanceof UniqueIndexError) return new ConflictError(err.message);
+  if (err instanceof StorageFaultError) return { disk: err.full ? 'full' : 'failing', dir: err.dir };
+  if ((err as { code?: unknown } | undefined)?.code === 'ENOSPC') return { disk: 'full', dir: 'the state directory' };
+  return undefined;
 }

@@ -4,9 +4,7 @@
  */
 import Type from 'typebox';
 import { RequestAbortedError } from '../domain/requests/abort.js';
-import { StorageFaultError } from '../store/storage-fault.js';
-import { UniqueIndexError } from '../store/collection.js';
-import { ConflictError, DomainError, TooManyRequestsError, ValidationError, type ValidationIssue } from '../domain/errors.js';
+import { DomainError, storeRefusal, TooManyRequestsError, ValidationError, type ValidationIssue } from '../domain/errors.js';
 import { ERROR_STATUS, type ErrorCode } from './error-codes.js';
 
 /** Schema of the validation error body (spec 2.1). */
@@ -73,14 +71,11 @@ export function errorAnswer(err: unknown, requestId: string): ErrorAnswer {
     if (err.issues) return { status: ERROR_STATUS[err.code], body: { detail: err.issues, request_id: requestId }, headers: err.headers };
     return answer(err.code, err.message, requestId, err.headers);
   }
-  // The disk, not a bug: an operational state the caller can wait out (docs/operations.md).
-  // An upload spooled to a full disk fails with the bare ENOSPC before the store sees it.
-  if ((err as NodeJS.ErrnoException | undefined)?.code === 'ENOSPC') return errorAnswer(new StorageFaultError(true, 'the state directory', err), requestId);
-  // A unique index refused a second record: the caller's conflict, not a bug.
-  if (err instanceof UniqueIndexError) return errorAnswer(new ConflictError(err.message), requestId);
-  if (err instanceof StorageFaultError) {
-    return err.full
-      ? answer('storage_full', `Storage full: nothing was written. Free space on the controller's disk (${err.dir}); reads keep working.`, requestId, {})
+  const refusal = storeRefusal(err);
+  if (refusal instanceof DomainError) return errorAnswer(refusal, requestId);
+  if (refusal) {
+    return refusal.disk === 'full'
+      ? answer('storage_full', `Storage full: nothing was written. Free space on the controller's disk (${refusal.dir}); reads keep working.`, requestId, {})
       : answer('storage_error', `The controller's disk failed the write: nothing was written. Check the disk (journalctl -k); retry later.`, requestId, { 'retry-after': '30' });
   }
   if (err instanceof DomainError) {
