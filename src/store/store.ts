@@ -7,13 +7,15 @@ import './string-decoding.js';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
-import { Collection, pagesOf, type CollectionDef, type Key, type SharedStructures } from './collection.js';
+import { Collection, pagesOf, type CollectionDef, type Key } from './collection.js';
 import { BATCH_BUDGET_MS, commitsOffLoop, ON_LOOP, paceAfterLoopCommit, type CommitPace } from './commit-pace.js';
 import { CommitNotices, type CommitListener, type CommitNotice } from './commit-notices.js';
 import { Listeners } from './listeners.js';
+import { StructureKeeper } from './shared-structures.js';
 import { FaultState, type StorageFaultError } from './storage-fault.js';
 
 export type { CommitListener, CommitNotice } from './commit-notices.js';
+export { structuresKey } from './shared-structures.js';
 
 /** One step of the schema; `up` runs inside a write transaction. */
 export interface Migration {
@@ -114,9 +116,6 @@ async function commitCause(err: unknown): Promise<unknown> {
   }
 }
 
-/** The meta database's key of the shared msgpackr structures of collection `name`'s records. */
-export const structuresKey = (name: string): string => `structures:${name}`;
-
 /** Schema version of this build; a store written by a newer build is refused. */
 const META_SCHEMA_VERSION = 'schema_version';
 
@@ -135,10 +134,7 @@ export class Store {
   private readonly notices: CommitNotices;
   private readonly faults: FaultState;
   private readonly holdListeners = new Listeners<CommitTiming>('commit listener');
-  /** A shared structure was stored in the batch being written. */
-  private structuresSaved = false;
-  /** A batch stored a structure and may not have committed: the next reads them from the store again. */
-  private structuresInDoubt = false;
+  private readonly structures: StructureKeeper;
   /** Whether batches commit on the event loop or on lmdb-js's write thread (`commit-pace.ts`). */
   private pace: CommitPace = ON_LOOP;
   /** Batches committing on lmdb-js's write thread now. */
@@ -162,6 +158,7 @@ export class Store {
     });
     this.meta = this.root.openDB<unknown, string>({ name: 'meta' });
     this.notices = new CommitNotices(this.root);
+    this.structures = new StructureKeeper(this.meta, this.collections, () => this.run !== undefined);
   }
 
   /** Opens (or creates) the store, registers the collections and runs pending migrations. */
@@ -192,31 +189,10 @@ export class Store {
         if (!keys) run.changed.set(name, (keys = new Set()));
         keys.add(key);
         run.undo.push(undo);
-      }, this.sharedStructures(name));
+      }, this.structures.of(name));
       this.collections.set(def.name, c);
     }
     return c as Collection<T>;
-  }
-
-  /**
-   * Where the records of collection `name` keep their shared msgpackr structures: in the meta
-   * database, not among the records, which scans, counts and indexes read. Decoding a record
-   * with shared structures costs a sixth of decoding one that carries its field names
-   * (docs/benchmarks.md, "Seventh round"). A structure is stored in the transaction of the
-   * first record that uses it, so any reader that sees the record sees it too.
-   */
-  private sharedStructures(name: string): SharedStructures {
-    const key = structuresKey(name);
-    return {
-      getStructures: () => this.meta.get(key),
-      saveStructures: (structures, isCompatible) => {
-        if (!this.run) throw new Error(`${name}: records are encoded only inside Store.write()`);
-        if (!isCompatible(this.meta.get(key))) return false;
-        this.meta.putSync(key, structures);
-        this.structuresSaved = true;
-        return true;
-      },
-    };
   }
 
   /**
@@ -284,16 +260,12 @@ export class Store {
     const offLoop = commitsOffLoop(this.pace, performance.now(), this.offLoopInFlight);
     const runBatch = () => {
       const began = performance.now();
-      // A batch before this one stored a structure and its commit may have failed: read the
-      // stored ones again rather than encode with one that was never kept.
-      if (this.structuresInDoubt) this.forgetStructures();
-      this.structuresSaved = false;
+      this.structures.batchBegins();
       for (const write of batch) {
         runs.push(this.runWrite(write.fn));
         if (!offLoop && performance.now() - began > BATCH_BUDGET_MS) break;
       }
-      savedStructures = this.structuresSaved;
-      this.structuresInDoubt ||= savedStructures;
+      savedStructures = this.structures.batchWritten();
       written = performance.now();
       writesMs = written - began;
     };
@@ -324,7 +296,7 @@ export class Store {
       await this.root.flushed;
     } catch (err) {
       // The disk refused the commit: nothing of the batch is kept.
-      if (savedStructures) this.forgetStructures();
+      if (savedStructures) this.structures.forget();
       const error = this.faults.refused(await commitCause(err));
       batch.forEach((write, i) => {
         for (const nested of runs[i]?.nested ?? []) nested.reject(error);
@@ -380,12 +352,6 @@ export class Store {
     return run;
   }
 
-  /** Makes every collection read its shared structures again from the store. */
-  private forgetStructures(): void {
-    this.structuresInDoubt = false;
-    for (const c of this.collections.values()) c.forgetStructures();
-  }
-
   /**
    * Runs `fn` in one synchronous transaction that a throw aborts whole (LMDB's own rollback):
    * for the migrations at open, whose index rebuilds and dropped databases no undo list could
@@ -403,7 +369,7 @@ export class Store {
         }
       });
     } catch (err) {
-      this.forgetStructures();
+      this.structures.forget();
       for (const nested of run.nested) nested.reject(err);
       throw err;
     }
