@@ -10,6 +10,7 @@ import { open, type Database, type RootDatabase } from 'lmdb';
 import { Collection, pagesOf, type CollectionDef } from './collection.js';
 import { CommitNotices, type CommitListener, type CommitNotice } from './commit-notices.js';
 import { CommitQueue, type CommitTiming } from './commit-queue.js';
+import { Sequences } from './sequences.js';
 import { StructureKeeper } from './shared-structures.js';
 import { FaultState, type StorageFaultError } from './storage-fault.js';
 
@@ -71,6 +72,7 @@ export class Store {
   private readonly faults: FaultState;
   private readonly structures: StructureKeeper;
   private readonly queue: CommitQueue;
+  private readonly sequences: Sequences;
 
   private constructor(options: StoreOptions) {
     mkdirSync(options.dir, { recursive: true, mode: 0o700 });
@@ -92,6 +94,7 @@ export class Store {
     this.notices = new CommitNotices(this.root);
     this.structures = new StructureKeeper(this.meta, this.collections, () => this.queue.inWrite());
     this.queue = new CommitQueue(this.root, this.faults, this.notices, this.structures);
+    this.sequences = new Sequences(this.meta, this.queue);
   }
 
   /** Opens (or creates) the store, registers the collections and runs pending migrations. */
@@ -154,7 +157,7 @@ export class Store {
   /** Tries a tiny write (after space was freed): clears the fault if the disk takes it. */
   async probeWrite(): Promise<boolean> {
     try {
-      await this.write(() => this.putMeta('probe', Date.now()));
+      await this.write(() => this.queue.put(this.meta, 'probe', Date.now()));
       return true;
     } catch {
       return false;
@@ -173,27 +176,17 @@ export class Store {
 
   /** The next value of a named integer sequence (1, 2, ...). Call only inside `write`. */
   nextId(sequence: string): number {
-    if (!this.queue.inWrite()) throw new Error('nextId must run inside Store.write()');
-    const key = `seq:${sequence}`;
-    const next = ((this.meta.get(key) as number | undefined) ?? 0) + 1;
-    this.putMeta(key, next);
-    return next;
+    return this.sequences.next(sequence);
   }
 
   /** Makes the next value of a sequence larger than `value` (after importing ids). Call only inside `write`. */
   raiseSequence(sequence: string, value: number): void {
-    if (!this.queue.inWrite()) throw new Error('raiseSequence must run inside Store.write()');
-    if (this.sequence(sequence) < value) this.putMeta(`seq:${sequence}`, value);
-  }
-
-  /** Sets a value of the meta database inside the current write, undone with it. */
-  private putMeta(key: string, value: unknown): void {
-    this.queue.put(this.meta, key, value);
+    this.sequences.raise(sequence, value);
   }
 
   /** The current value of a named sequence (0 before its first use). */
   sequence(sequence: string): number {
-    return (this.meta.get(`seq:${sequence}`) as number | undefined) ?? 0;
+    return this.sequences.current(sequence);
   }
 
   /** The schema version stored in the environment (0 for a new one). */
