@@ -6,7 +6,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Store, StoreTooNewError, StoreVersionError, type Migration } from '../../../src/store/store.js';
-import { things } from '../../fixtures/things.js';
+import { open } from 'lmdb';
+import { indexDbName } from '../../../src/store/collection.js';
+import { things, type Thing } from '../../fixtures/things.js';
 
 function tempDir(t: { teardown(fn: () => void): void }): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'wh-migrate-'));
@@ -67,4 +69,21 @@ t.test('a read-only open reads a store of its own version and refuses any other,
   const store = await Store.open({ dir }, [things], [putting(1), putting(2)]);
   t.teardown(() => store.close());
   t.notOk(store.collection(things).has('m3'), 'the refused read-only open ran no migration');
+});
+
+t.test('index rebuilds of the steps are written in the migration transaction, before the store is used', async (t) => {
+  const dir = tempDir(t);
+  // Records as an earlier layout left them: no index entries at all.
+  const root = open({ path: path.join(dir, 'warehouse.mdb'), maxDbs: 128, compression: false });
+  await root.openDB<Thing, string>({ name: 'things' }).put('a', { id: 'a', group: 7, tags: ['x'] });
+  await root.close();
+
+  const rebuild = (version: number): Migration => ({ version, description: 'rebuilds', up: (s) => s.collection(things).rebuildIndexes() });
+  await (await Store.open({ dir }, [things], [rebuild(1), rebuild(2)])).close();
+
+  // Read without the Store, whose first index read could still write what waited.
+  const raw = open({ path: path.join(dir, 'warehouse.mdb'), maxDbs: 128, compression: false, readOnly: true });
+  t.teardown(() => raw.close());
+  t.same([...raw.openDB({ name: indexDbName('things', 'group'), encoding: 'ordered-binary' }).getKeys()], [[7, 'a']]);
+  t.same([...raw.openDB({ name: indexDbName('things', 'tags'), encoding: 'ordered-binary' }).getKeys()], [['x', 'a']]);
 });
