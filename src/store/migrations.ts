@@ -1,6 +1,6 @@
 /** The store's schema history. Append a step for every change of stored shapes; never edit one. */
 import type { Collection } from './collection.js';
-import type { Migration } from './store.js';
+import type { Migration } from './migrate.js';
 
 type Bag = Record<string, unknown>;
 

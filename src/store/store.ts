@@ -10,20 +10,15 @@ import { open, type Database, type RootDatabase } from 'lmdb';
 import { Collection, pagesOf, type CollectionDef } from './collection.js';
 import { CommitNotices, type CommitListener, type CommitNotice } from './commit-notices.js';
 import { CommitQueue, type CommitTiming } from './commit-queue.js';
+import { migrate, readOnlyRefusal, schemaVersion, type Migration } from './migrate.js';
 import { Sequences } from './sequences.js';
 import { StructureKeeper } from './shared-structures.js';
 import { FaultState, type StorageFaultError } from './storage-fault.js';
 
 export type { CommitListener, CommitNotice } from './commit-notices.js';
 export type { CommitTiming } from './commit-queue.js';
+export { StoreTooNewError, StoreVersionError, type Migration } from './migrate.js';
 export { structuresKey } from './shared-structures.js';
-
-/** One step of the schema; `up` runs inside a write transaction. */
-export interface Migration {
-  version: number;
-  description: string;
-  up(store: Store): void;
-}
 
 export interface StoreOptions {
   /** Directory of the environment (created when missing). */
@@ -37,22 +32,6 @@ export interface StoreOptions {
   readOnly?: boolean;
 }
 
-/** A read-only open found a store of another schema version than this build's. */
-export class StoreVersionError extends Error {
-  constructor(readonly found: number, readonly known: number) {
-    super(`the store is at schema version ${found}, this build reads version ${known}: ${found < known ? 'start the daemon of this version once to migrate it' : 'use the version that wrote it'}`);
-    this.name = 'StoreVersionError';
-  }
-}
-
-/** The store was written by a newer build (a downgrade): this one must not touch it. */
-export class StoreTooNewError extends Error {
-  constructor(readonly found: number, readonly known: number) {
-    super(`the store has schema version ${found}, newer than this build knows (${known}); install a newer build or restore a backup`);
-    this.name = 'StoreTooNewError';
-  }
-}
-
 /** Pages of the store file by use (`Store.pageUse`). */
 export interface PageUse {
   pageSize: number;
@@ -60,9 +39,6 @@ export interface PageUse {
   usedPages: number;
   freePages: number;
 }
-
-/** Schema version of this build; a store written by a newer build is refused. */
-const META_SCHEMA_VERSION = 'schema_version';
 
 export class Store {
   private readonly root: RootDatabase;
@@ -102,15 +78,14 @@ export class Store {
     const store = new Store(options);
     for (const def of defs) store.collection(def as CollectionDef<unknown>);
     if (options.readOnly) {
-      const latest = Math.max(0, ...migrations.map((m) => m.version));
-      if (store.schemaVersion() !== latest) {
-        const found = store.schemaVersion();
+      const refusal = readOnlyRefusal(store.meta, migrations);
+      if (refusal) {
         await store.root.close();
-        throw new StoreVersionError(found, latest);
+        throw refusal;
       }
       return store;
     }
-    await store.migrate(migrations);
+    await migrate(store, store.meta, store.registered(), (fn) => store.queue.atOpen(fn), migrations);
     return store;
   }
 
@@ -191,7 +166,7 @@ export class Store {
 
   /** The schema version stored in the environment (0 for a new one). */
   schemaVersion(): number {
-    return (this.meta.get(META_SCHEMA_VERSION) as number | undefined) ?? 0;
+    return schemaVersion(this.meta);
   }
 
   /** The registered collections. */
@@ -250,19 +225,4 @@ export class Store {
     await this.root.close();
   }
 
-  private async migrate(migrations: readonly Migration[]): Promise<void> {
-    const sorted = [...migrations].sort((a, b) => a.version - b.version);
-    const latest = sorted.at(-1)?.version ?? 0;
-    const current = this.schemaVersion();
-    if (current > latest) throw new StoreTooNewError(current, latest);
-    const pending = sorted.filter((m) => m.version > current);
-    if (pending.length === 0) return;
-    // All pending steps in one transaction: a crash mid-way leaves the old version intact.
-    await this.queue.atOpen(() => {
-      for (const c of this.collections.values()) c.deferRebuilds(true);
-      for (const m of pending) m.up(this);
-      for (const c of this.collections.values()) c.deferRebuilds(false);
-      this.meta.putSync(META_SCHEMA_VERSION, latest);
-    });
-  }
 }
