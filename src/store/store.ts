@@ -7,18 +7,20 @@ import './string-decoding.js';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
-import { Collection, pagesOf, type CollectionDef } from './collection.js';
+import { Collection, type CollectionDef } from './collection.js';
 import { CommitNotices, type CommitListener, type CommitNotice } from './commit-notices.js';
 import { CommitQueue, type CommitTiming } from './commit-queue.js';
 import { migrate, readOnlyRefusal, schemaVersion, type Migration } from './migrate.js';
 import { Sequences } from './sequences.js';
 import { StructureKeeper } from './shared-structures.js';
+import { backup, pageUseOf, statsOf, type PageUse, type StoreStats } from './store-file.js';
 import { FaultState, type StorageFaultError } from './storage-fault.js';
 
 export type { CommitListener, CommitNotice } from './commit-notices.js';
 export type { CommitTiming } from './commit-queue.js';
 export { StoreTooNewError, StoreVersionError, type Migration } from './migrate.js';
 export { structuresKey } from './shared-structures.js';
+export type { PageUse, StoreStats } from './store-file.js';
 
 export interface StoreOptions {
   /** Directory of the environment (created when missing). */
@@ -30,14 +32,6 @@ export interface StoreOptions {
    * store of another schema version than this build's is refused rather than misread.
    */
   readOnly?: boolean;
-}
-
-/** Pages of the store file by use (`Store.pageUse`). */
-export interface PageUse {
-  pageSize: number;
-  lastPage: number;
-  usedPages: number;
-  freePages: number;
 }
 
 export class Store {
@@ -189,7 +183,7 @@ export class Store {
 
   /** A consistent copy of the environment, free pages left out (a hot backup; readers and writers go on). */
   async backup(file: string): Promise<void> {
-    await this.root.backup(file, true);
+    await backup(this.root, file);
   }
 
   /** Forgets the read snapshot: the next read sees what other processes committed since. */
@@ -198,24 +192,13 @@ export class Store {
   }
 
   /** Environment statistics for diagnostics. */
-  stats(): { entries: number; pageSize: number; mapSize: number; lastPage: number } {
-    const s = this.root.getStats() as { entryCount: number; pageSize: number; mapSize: number; lastPageNumber: number };
-    return { entries: s.entryCount, pageSize: s.pageSize, mapSize: s.mapSize, lastPage: s.lastPageNumber };
+  stats(): StoreStats {
+    return statsOf(this.root);
   }
 
-  /**
-   * How the store file's pages are used: `lastPage` is its high-water mark (the file never
-   * shrinks), `usedPages` what the trees hold now, `freePages` the rest, which LMDB hands to
-   * later writes before it grows the file. Databases of earlier layouts that a migration left
-   * are counted as free, as are the free list's own few pages.
-   */
+  /** How the store file's pages are used: what the trees hold, and what is free below its high-water mark. */
   pageUse(): PageUse {
-    const s = this.root.getStats() as { pageSize: number; lastPageNumber: number };
-    // The main tree holds the named databases' roots; two meta pages head the file.
-    let used = 2 + pagesOf(this.root) + pagesOf(this.meta);
-    for (const c of this.collections.values()) used += c.pages();
-    const pages = s.lastPageNumber + 1;
-    return { pageSize: s.pageSize, lastPage: s.lastPageNumber, usedPages: Math.min(used, pages), freePages: Math.max(0, pages - used) };
+    return pageUseOf(this.root, this.meta, this.collections.values());
   }
 
   /** Closes the environment after pending writes are flushed. */
