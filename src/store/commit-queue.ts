@@ -134,7 +134,10 @@ export class CommitQueue {
     this.run!.undo.push(() => (previous === undefined ? db.removeSync(key) : db.putSync(key, previous)));
   }
 
-  /** Runs `callback` once the current write is durable; dropped if the write is rolled back. */
+  /**
+   * Runs `callback` once the current write is durable (live notifications that must never
+   * announce what a crash could still take back); dropped if the write is rolled back.
+   */
   afterCommit(callback: () => void): void {
     if (!this.run) throw new Error('afterCommit must run inside Store.write()');
     this.run.after.push(callback);

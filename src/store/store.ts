@@ -1,7 +1,17 @@
 /**
- * The one LMDB environment of the box. Every durable fact lives here; every change goes
- * through `write`, which commits atomically and resolves only once the commit is on disk,
- * so an acknowledged change survives `kill -9` and power loss.
+ * The one LMDB environment of the box, and the narrow surface the rest of the code reaches it
+ * by. Every durable fact lives here; every change goes through `write`, which commits
+ * atomically and resolves only once the commit is on disk, so an acknowledged change survives
+ * `kill -9` and power loss. The Store opens the environment and hands each concern to its own
+ * module:
+ *
+ * - `commit-queue.ts`: the writes of a turn batched into one transaction, a throw undone alone;
+ * - `commit-notices.ts`: what each commit changed, told to the listeners of this thread;
+ * - `storage-fault.ts`: the disk's refusal of a commit, a fault until a commit stands again;
+ * - `shared-structures.ts`: the field-name lists the records share, kept in the meta database;
+ * - `sequences.ts`: named integer sequences;
+ * - `migrate.ts`: the schema version and the run of the migrations at open (the steps: `migrations.ts`);
+ * - `store-file.ts`: the file as a whole: its hot copy, statistics and page use.
  */
 import './string-decoding.js';
 import { mkdirSync } from 'node:fs';
@@ -54,8 +64,8 @@ export class Store {
       maxDbs: 128,
       mapSize: options.mapSize ?? 64 * 1024 ** 3,
       compression: false,
-      // Each batch of writes is one explicit transaction (`commit`), asynchronous while the
-      // disk stalls: no batch of the event turn besides, whose commit promise nobody would
+      // Each batch of writes is one explicit transaction (`commit-queue.ts`), asynchronous while
+      // the disk stalls: no batch of the event turn besides, whose commit promise nobody would
       // await (an unhandled rejection when the disk refuses it).
       eventTurnBatching: false,
       readOnly: options.readOnly ?? false,
@@ -94,16 +104,12 @@ export class Store {
     return c as Collection<T>;
   }
 
-  /** Runs `fn` in the write transaction of this turn's batch; resolves once it is durable (`commit-queue.ts`). */
+  /** Runs `fn` in this turn's write transaction and resolves once it is durable; if `fn` throws, nothing it wrote is kept. */
   write<R>(fn: () => R): Promise<R> {
     return this.queue.write(fn);
   }
 
-  /**
-   * Runs `callback` once the current write is durable (live notifications that must never
-   * announce what a crash could still take back); dropped if the write is rolled back.
-   * Call only inside `write`.
-   */
+  /** Runs `callback` once the current write is durable; dropped if the write is rolled back. Call only inside `write`. */
   afterCommit(callback: () => void): void {
     this.queue.afterCommit(callback);
   }
@@ -207,5 +213,4 @@ export class Store {
     await this.root.flushed;
     await this.root.close();
   }
-
 }
