@@ -6,8 +6,8 @@
  * every other request waits for its page writes and fsync. On lmdb-js's write thread
  * (`transactionAsync`) nothing waits for the disk, but each write's answer comes two
  * event-loop turns later (one runs the writes inside the write thread's transaction, another
- * hears the durable commit): under issue 22's mix that made writes 60-70 ms slower and p99
- * worse. So the store commits on the event loop while the disk keeps up, and on the write
+ * hears the durable commit): under the load mix (`npm run bench:load`) that made writes
+ * 60-70 ms slower and p99 worse. So the store commits on the event loop while the disk keeps up, and on the write
  * thread for a while after a commit on the loop that did not (a busy or failing disk, whose
  * fsyncs of 330-730 ms froze every request).
  */
@@ -42,8 +42,8 @@ export function paceAfterLoopCommit(pace: CommitPace, diskMs: number, now: numbe
  * batch, one turn later. Cheap handlers can queue a turn's worth of costly writes (a planned
  * request costs a millisecond or more while the code is cold): unbounded, the batches of a
  * cold start ran 35-70 ms of writes, and uSockets completes only five TLS handshakes a turn,
- * so new connections waited up to two seconds (issue 22). It stays above what a batch of the steady load needs:
- * at 10 ms it split those too, and the mix lost 4-8 % of its rate. Off the loop the batch is
+ * so new connections waited up to two seconds. It stays above what a batch of the steady load
+ * needs: at 10 ms it split those too, and the mix lost 4-8 % of its rate. Off the loop the batch is
  * not split: batches still in flight there would overtake the writes it left.
  */
 export const BATCH_BUDGET_MS = 20;

@@ -1,5 +1,5 @@
-// Records name their fields by msgpackr structures shared through the meta database (issue 22:
-// decoding the field names of every record was a third of both threads). Records written
+// Records name their fields by msgpackr structures shared through the meta database (under
+// load, decoding the field names of every record was a third of both threads' time). Records written
 // before stay readable; a rolled-back write leaves no structure behind that a later record
 // could point to; two writers on one environment (the API's thread and the brain's) each
 // read the other's records.

@@ -1,6 +1,6 @@
 // A commit that holds the event loop for long (a slow disk's fsync) is said in the log, at
-// most once a minute, with the count of those not said (issue 22: single fsyncs of 330 to 730
-// ms were the longest waits of the API under load).
+// most once a minute, with the count of those not said (single fsyncs of 330 to 730 ms were
+// the longest waits of the API under load).
 import t from 'tap';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -135,9 +135,9 @@ t.test('writes asked for in one turn commit together; one that throws is refused
 
 t.test('a batch whose writes run past the budget commits them and leaves the rest to the next turn, in order', async (t) => {
   // Each write holds the thread two sevenths of the budget, so a batch stops after at most four
-  // (8/7 of it). Before, the twelve ran in one batch, one turn of three budgets and more: at a
-  // cold start of 200 connections such batches of planned requests (35-70 ms) held back the
-  // TLS handshakes (issue 22).
+  // (8/7 of it). Unbounded, the twelve would run in one batch, one turn of three budgets and
+  // more: at a cold start of 200 connections such batches of planned requests (35-70 ms) held
+  // back the TLS handshakes.
   const writeMs = (BATCH_BUDGET_MS * 2) / 7;
   const dir = tempDir(t);
   const store = await Store.open({ dir }, [things]);
@@ -271,7 +271,7 @@ t.test('a write that throws is undone in the transaction: records, index entries
 t.test('after a commit that waited for the disk, the next ones wait on lmdb-js\'s thread and the event loop runs on', async (t) => {
   // Another process holds LMDB's write lock for half a second, twice. The first commit waits
   // for it on the event loop (no timer runs meanwhile); that slow commit sends the next ones to
-  // the write thread, so the second wait leaves the loop free. Before, every one froze it.
+  // the write thread, so the second wait leaves the loop free (on the loop, each would freeze it).
   const dir = tempDir(t);
   const store = await Store.open({ dir }, [things]);
   t.teardown(() => store.close());
