@@ -196,8 +196,9 @@ t.test('waits kept in memory in the brain, its host, the lines and the bot strea
   const files = ['src/brain/worker/motion/planned-motion.ts', 'src/brain/host/host.ts', 'src/lines/simulated-site.ts', 'src/http/routes/bot-stream.ts'];
   for (const file of files) t.notMatch(readFileSync(path.join(root, file), 'utf8'), /Date\.now\(\)/, file);
   // The brain reads the wall clock for the instants it stores; its own waits take the other one.
-  const brain = readFileSync(path.join(root, 'src/brain/worker/brain.ts'), 'utf8');
-  t.match(brain, /this\.startedAt = this\.deps\.monotonic\(\)/, 'the silent-level grace');
-  t.match(brain, /chargeRefusedUntil\.set\(bot\.id, this\.deps\.monotonic\(\) \+ CHARGE_RETRY_MS\)/, 'a refused charging request');
-  t.match(brain, /const now = this\.deps\.monotonic\(\);\n\s+const held = motion\.bots\(\)/, 'reading held carriers again');
+  const source = (file: string) => readFileSync(path.join(root, 'src/brain/worker', file), 'utf8');
+  t.match(source('storage-status.ts'), /this\.startedAt = this\.deps\.monotonic\(\)/, 'the silent-level grace');
+  t.match(source('auto-charging.ts'), /refusedUntil\.set\(bot\.id, this\.deps\.monotonic\(\) \+ CHARGE_RETRY_MS\)/, 'a refused charging request');
+  t.match(source('level-recovery.ts'), /const now = this\.deps\.monotonic\(\);\n\s+const held = motion\.bots\(\)/, 'reading held carriers again');
+  for (const file of ['brain.ts', 'storage-status.ts', 'auto-charging.ts', 'level-recovery.ts', 'control-jobs.ts']) t.notMatch(source(file), /Date\.now\(\)/, `no wall clock in ${file}`);
 });
