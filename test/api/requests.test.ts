@@ -155,7 +155,7 @@ t.test('carrier onboarding: a person places the carrier, the trigger puts it in 
   const r = await post('/api/v2/requests', { type: 'CARRIER_ONBOARDING', carrier_id: 'C9', balcony_id: 1 });
   t.equal(r.status, 201, JSON.stringify(r.json));
   t.equal(r.json.type, 'ONBOARD');
-  t.equal(a.app.store.collection(requests).get(r.json.id)?.kind, 'CARRIER_ONBOARDING');
+  t.equal(a.app.store.collection(requests).get(r.json.id)?.input_type, 'CARRIER_ONBOARDING');
   const onboarding = await until('the person job to wait', async () => {
     const j = (await get(`/api/v2/jobs?request_id__eq=${r.json.id}&type__eq=ONBOARDING`)).items[0];
     return j?.status === 'EXECUTING' ? j : undefined;
@@ -252,7 +252,7 @@ t.test('replenishment and putaway choose boxes with room; putaway answers where 
   const put = await post('/api/v2/requests', { type: 'PUTAWAY', entities: [{ sku_id: 'C', quantity: 5 }] });
   t.equal(put.status, 201, JSON.stringify(put.json));
   t.equal(put.json.type, 'REPLENISHMENT');
-  t.equal(a.app.store.collection(requests).get(put.json.id)?.kind, 'PUTAWAY', 'stored as the spec\'s type, with the kind posted beside it');
+  t.equal(a.app.store.collection(requests).get(put.json.id)?.input_type, 'PUTAWAY', 'stored as the spec\'s type, with the type posted beside it');
   t.same(put.json.placements, [{ box_id: 2, carrier_id: 'C1', sku_id: 'C', quantity: 5 }], 'the empty box on C1');
   await post(`/api/v2/requests/${put.json.id}/cancel`, {});
 });

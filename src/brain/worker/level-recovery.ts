@@ -7,7 +7,7 @@
 import type { CarrierPlaces } from '../../domain/inventory/carrier-places.js';
 import type { Inventory } from '../../domain/inventory/inventory.js';
 import type { OpenWork } from '../../domain/requests/open-work.js';
-import { CARRIER_JOBS, requestKind } from '../../domain/requests/records.js';
+import { CARRIER_JOBS, inputTypeOf } from '../../domain/requests/records.js';
 import type { Requests } from '../../domain/requests/requests.js';
 import { CARRIER_PLACES, type Site, type SiteLevel } from '../../domain/site/load.js';
 import type { Logger } from '../../log/logger.js';
@@ -45,7 +45,7 @@ export class LevelRecovery {
   async recover(levelId: number, reconnect: boolean, scan = reconnect): Promise<void> {
     const level = this.deps.site.level(levelId);
     if (!level) return;
-    for (const r of this.deps.work.requests()) if (requestKind(r) === 'RECOVERY' && r.level_id === levelId) return;
+    for (const r of this.deps.work.requests()) if (inputTypeOf(r) === 'RECOVERY' && r.level_id === levelId) return;
     const stranded = this.stranded(level, scan);
     if (!reconnect && stranded.length === 0) return;
     try {

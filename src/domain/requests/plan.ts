@@ -15,7 +15,7 @@ import { carriersComingInFront } from './lanes.js';
 import type { Site, SiteLevel } from '../site/load.js';
 import { ABORT, AbortCollector } from './abort.js';
 import type { CreateInput, FetchInput, SkuEntityInput } from './inputs.js';
-import { initialProgress, isFinalJob, jobs, newJob, type EntityRecord, type JobRecord, type JobType, type RequestKind, type RequestType, type RequestWarning } from './records.js';
+import { initialProgress, isFinalJob, jobs, newJob, type EntityRecord, type JobRecord, type JobType, type InputType, type RequestType, type RequestWarning } from './records.js';
 import { newRecordId } from './record-id.js';
 import { chooseBoxes, olderFirst, oldestFirst, type Judged, type Offer, type Weighed } from './box-choice.js';
 
@@ -36,8 +36,8 @@ export interface PlanContext {
 /** What a request becomes: its type, entities, jobs and (putaway) placements; reservations follow the jobs. */
 export interface Plan {
   type: RequestType;
-  /** What was asked for: the input's kind (a PUTAWAY is planned as a REPLENISHMENT, a RECOVERY as a RESUME). */
-  kind: RequestKind;
+  /** What was asked for: the input's type (a PUTAWAY is planned as a REPLENISHMENT, a RECOVERY as a RESUME). */
+  input_type: InputType;
   level_id: number | null;
   bot_id: number | null;
   entities: EntityRecord[];
@@ -50,7 +50,7 @@ export interface Plan {
 /** Builds the plan of a request, or a plan whose `abort` holds why it cannot be done. */
 export function planRequest(ctx: PlanContext, requestId: string, input: CreateInput): Plan {
   const b = new PlanBuilder(ctx, requestId);
-  b.plan.kind = input.type;
+  b.plan.input_type = input.type;
   switch (input.type) {
     case 'FULFILLMENT': b.fulfillment(input.entities); break;
     case 'REPLENISHMENT': b.replenishment('REPLENISHMENT', input.entities, false); break;
@@ -86,7 +86,7 @@ class PlanBuilder {
     private readonly requestId: string,
   ) {
     this.plan = {
-      type: 'FETCH', kind: 'FETCH', level_id: null, bot_id: null, entities: [], jobs: [], warnings: [], placements: [],
+      type: 'FETCH', input_type: 'FETCH', level_id: null, bot_id: null, entities: [], jobs: [], warnings: [], placements: [],
       abort: new AbortCollector(),
     };
   }

@@ -37,18 +37,18 @@ export interface RequestWarning {
 }
 
 /**
- * What a request was asked as: the kind of input posted, or RECOVERY for the brain's own. The
- * spec's `type` has fewer values (a PUTAWAY is a REPLENISHMENT, a CARRIER_ONBOARDING an ONBOARD,
- * an RFID_WRITE an RFID_MAINTENANCE, a RECOVERY a RESUME), so the kind is kept beside it.
+ * What a request was asked as: the `type` of the input posted, or RECOVERY for the brain's own.
+ * The spec's request `type` has fewer values (a PUTAWAY is a REPLENISHMENT, a CARRIER_ONBOARDING
+ * an ONBOARD, an RFID_WRITE an RFID_MAINTENANCE, a RECOVERY a RESUME), so it is kept beside it.
  */
-export type RequestKind = CreateInput['type'];
+export type InputType = CreateInput['type'];
 
 export interface RequestRecord {
   id: string;
   /** The spec's request type (spec 2.15). */
   type: RequestType;
-  /** What was posted; absent on requests stored before it was kept (`requestKind` reads those). */
-  kind?: RequestKind;
+  /** What was posted; absent on requests stored before it was kept (`inputTypeOf` reads those). */
+  input_type?: InputType;
   status: RequestStatus;
   priority: number;
   /** Order of arrival, 1, 2, ... (a durable sequence). */
@@ -71,12 +71,12 @@ export interface RequestRecord {
 }
 
 /**
- * A request's kind, also for one stored before kinds were kept: then the brain's recovery is
- * told by its level (the only RESUME that has one), and an RFID_MAINTENANCE was an RFID_WRITE.
- * A PUTAWAY or CARRIER_ONBOARDING of then reads as the type it was planned as.
+ * What a request was asked as, also for one stored before it was kept: then the brain's
+ * recovery is told by its level (the only RESUME that has one), and an RFID_MAINTENANCE was an
+ * RFID_WRITE. A PUTAWAY or CARRIER_ONBOARDING of then reads as the type it was planned as.
  */
-export function requestKind(r: Pick<RequestRecord, 'type' | 'kind' | 'level_id'>): RequestKind {
-  if (r.kind !== undefined) return r.kind;
+export function inputTypeOf(r: Pick<RequestRecord, 'type' | 'input_type' | 'level_id'>): InputType {
+  if (r.input_type !== undefined) return r.input_type;
   if (r.type === 'RESUME' && r.level_id !== null) return 'RECOVERY';
   return r.type === 'RFID_MAINTENANCE' ? 'RFID_WRITE' : r.type;
 }

@@ -153,7 +153,7 @@ export class Requests {
 
   private newRequest(id: string, plan: Plan, priority: number, now: number, key: string | null): RequestRecord {
     return {
-      id, type: plan.type, kind: plan.kind, status: 'CREATED', priority, counter: this.store.nextId('request'), level_id: plan.level_id, bot_id: plan.bot_id,
+      id, type: plan.type, input_type: plan.input_type, status: 'CREATED', priority, counter: this.store.nextId('request'), level_id: plan.level_id, bot_id: plan.bot_id,
       placing_pos: null, entities: plan.entities, warnings: plan.warnings, cancel_requested: false, idempotency_key: key, abort_feedback: null,
       placements: plan.placements.length > 0 ? plan.placements : null, created_at: now, updated_at: now,
     };
