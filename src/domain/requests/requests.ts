@@ -24,8 +24,6 @@ import { HOME_JOBS, isFinalJob, jobs, newJob, PERSON_JOBS, requests, type JobRec
 import { newRecordId } from './record-id.js';
 import type { TriggerStatus } from './vocabulary.js';
 
-export { TRIGGER_STATUSES, type TriggerStatus } from './vocabulary.js';
-
 export interface RequestsDeps {
   store: Store;
   site: Site;
