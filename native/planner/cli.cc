@@ -468,13 +468,13 @@ int runLorr(const Args& a) {
   }
   if (a.flowCost < 0 && !inst.v2024 && lorrOptions.heatWeight > 0 && lorrOptions.corridorGuidance) {
     // LoRR 2023 crowds (MR23-I-10): congestion in the distance tables sends bots round the top
-    // strip's queues, and with it a heavier local weight holds (issue 23, fifth round: 28.1 ->
-    // 31.4 errands/step at 5,000 steps; the weight of 128 alone falls after 2,500 steps)
+    // strip's queues, and with it a heavier local weight holds (28.1 -> 31.4 errands/step at
+    // 5,000 steps; the weight of 128 alone falls after 2,500 steps; docs/benchmarks-planner.md)
     lorrOptions.flowCostWeight = 4;
     if (a.heat < 0) lorrOptions.heatWeight = 128;
-    // and head-on traffic in them: two-way stretches sort into lanes, fewer bots stall (issue
-    // 23, sixth round: 31.4 -> 32.4 errands/step over three seeds at 5,000 steps with 255,
-    // 32.6 / 33.1 on two seeds with 510)
+    // and head-on traffic in them: two-way stretches sort into lanes, fewer bots stall (31.4 ->
+    // 32.4 errands/step over three seeds at 5,000 steps with 255, 32.6 / 33.1 on two seeds
+    // with 510)
     if (a.contraflow < 0) lorrOptions.contraflowWeight = 510;
   }
   Harness h(grid, lorrOptions, a.validate, a.stepLimitMs);
