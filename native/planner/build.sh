@@ -8,7 +8,8 @@ here=$(CDPATH='' cd -- "$(dirname -- "$0")" && pwd)
 out="$here/../build-planner"
 bin="$out/planner-cli"
 mkdir -p "$out"
-sources="$here/planner.cc $here/distance_tables.cc $here/one_shot.cc $here/escape.cc $here/validator.cc $here/instances.cc $here/cli.cc"
+sources="$here/planner.cc $here/pibt.cc $here/escape.cc $here/improvement.cc $here/flow_weights.cc $here/progress.cc
+  $here/distance_tables.cc $here/one_shot.cc $here/validator.cc $here/instances.cc $here/cli.cc"
 if [ -x "$bin" ] && [ "${1:-}" != "--force" ]; then
   stale=0
   for f in $sources "$here"/*.h "$0"; do

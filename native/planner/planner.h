@@ -163,7 +163,7 @@ struct Counters {
   uint64_t planNanosMax = 0;
 };
 
-class PlannerImpl;
+struct PlannerState;  // planner_state.h
 
 /** The lifelong planner of one level. */
 class Planner {
@@ -205,7 +205,7 @@ class Planner {
   const Options& options() const;
 
  private:
-  std::unique_ptr<PlannerImpl> impl_;
+  std::unique_ptr<PlannerState> state_;
 };
 
 }  // namespace wh::planner
