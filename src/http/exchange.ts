@@ -11,6 +11,9 @@ import { FRAMEWORK_HEADERS, HSTS } from './hardening.js';
 const STATUS_LINES = new Map<number, string>();
 for (const [code, text] of Object.entries(STATUS_CODES)) STATUS_LINES.set(Number(code), `${code} ${text ?? ''}`);
 
+/** The media type of JSON: of the bodies the API takes, and of the answers it builds. */
+export const JSON_TYPE = 'application/json';
+
 /** Bodies above this size are streamed with backpressure instead of one `end()`. */
 const LARGE_BODY = 256 * 1024;
 
