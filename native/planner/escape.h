@@ -4,9 +4,11 @@
 // bots nearest to the stall, treats everyone else as a wall, and asks a complete search (LaCAM,
 // one_shot.h) for a joint plan that brings each of them to its goal, or as near to it as the
 // walls allow. The plan is a list of configurations; the planner then makes the bots follow it
-// in lockstep (planner.cc). docs/planner.md, "Deadlock and livelock".
+// in lockstep, ahead of PIBT (driveEscape). docs/planner.md, "Deadlock and livelock".
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <vector>
 
@@ -14,6 +16,9 @@
 #include "planner.h"
 
 namespace wh::planner {
+
+struct BotData;
+struct PlannerState;
 
 struct EscapeBot {
   Cell cell = kNoCell;
@@ -39,5 +44,31 @@ struct EscapeProblem {
  *  when the search found none before the deadline. Consecutive configurations differ by moves
  *  to neighbouring cells with no shared cell, no swap and no ring. */
 std::vector<std::vector<Cell>> planEscape(const EscapeProblem& problem, Deadline deadline);
+
+// ---- following an escape (the planner's part) ----
+
+/** The escape under way: its bots follow `configs` in lockstep, ahead of PIBT. */
+struct EscapeRun {
+  bool active = false;
+  std::vector<int32_t> slots;  // its bots
+  std::vector<std::vector<Cell>> configs;
+  std::vector<size_t> at;      // per bot: the last configuration it has reached
+  std::vector<uint8_t> left;   // per bot: it left the escape (leaveEscape)
+  int64_t progressAt = 0;      // when a bot of it last moved on
+  int64_t nextAt = 0;          // no new escape before this step
+};
+
+/** A stall that top priority has not broken in another `stallSteps`: plans an escape for the
+ *  bots nearest to it, within a share of the time left before `deadline`. */
+void maybeStartEscape(PlannerState& s, Deadline deadline);
+
+/** Decides this step's actions of the escape's bots, before PIBT decides the others'. */
+void driveEscape(PlannerState& s);
+
+/** Moves each escape bot's mark past the configurations it is already in. */
+void advanceEscape(PlannerState& s);
+
+/** A bot whose goal or state changes leaves the escape under way (if it is in it). */
+void leaveEscape(PlannerState& s, BotData& b);
 
 }  // namespace wh::planner

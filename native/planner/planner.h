@@ -79,7 +79,7 @@ struct Options {
   // eighths of a step times f / (1 - f), f the average of bots leaving n towards c, so the
   // busier way of a two-way stretch wins it and the traffic sorts itself into lanes (the
   // contraflow term of Chen, Harabor, Li and Stuckey, AAAI 2024).
-  uint16_t contraflowWeight = 0;  // above 255: the figure still rose at 255 (issue 23, sixth round)
+  uint16_t contraflowWeight = 0;  // 16 bits: the LoRR 2023 crowd default is 510 (docs/benchmarks-planner.md)
   // Upper bound of the distance-table cache (tables per goal cell and lifted state).
   size_t heuristicMemoryBytes = size_t{1} << 30;
   // A bot with a goal whose distance has not improved for this many steps counts as stalled
@@ -163,7 +163,7 @@ struct Counters {
   uint64_t planNanosMax = 0;
 };
 
-class PlannerImpl;
+struct PlannerState;  // planner_state.h
 
 /** The lifelong planner of one level. */
 class Planner {
@@ -205,7 +205,7 @@ class Planner {
   const Options& options() const;
 
  private:
-  std::unique_ptr<PlannerImpl> impl_;
+  std::unique_ptr<PlannerState> state_;
 };
 
 }  // namespace wh::planner

@@ -17,10 +17,12 @@ Napi::Value LockStateDir(const Napi::CallbackInfo& info);
 // link_binding.cc: the Link class, one bot link per serial line (docs/native.md)
 Napi::Function DefineLink(Napi::Env env);
 
-// planner_binding.cc: the LevelPlanner class, the realtime planner of one level, and
-// validatePlan(grid, starts, steps, options?) over the independent plan validator
+// planner_binding.cc: the LevelPlanner class, the realtime planner of one level
 // (docs/planner-realtime.md)
 Napi::Function DefineLevelPlanner(Napi::Env env);
+
+// validator_binding.cc: validatePlan(grid, starts, steps, options?) over the independent plan
+// validator
 Napi::Value ValidatePlan(const Napi::CallbackInfo& info);
 
 }  // namespace warehouse

@@ -1,5 +1,6 @@
 // The JS class LevelPlanner: one LevelEngine (native/planner/level_engine.h) per level, on its
-// own thread, and validatePlan() over the independent Validator.
+// own thread. validatePlan() is in validator_binding.cc; the conversions both use are in
+// planner_values.h.
 //
 // Threads, as the Link (link_binding.cc): JS calls only append an input under a short lock and
 // wake the level thread; the thread plans, releases actions and accumulates output, and when
@@ -19,175 +20,14 @@
 #include <vector>
 
 #include "../planner/level_engine.h"
-#include "../planner/validator.h"
 #include "addon.h"
 #include "js_call.h"
+#include "planner_values.h"
 
 namespace warehouse {
 namespace {
 
-namespace wp = wh::planner;
-
-const char* ActionName(wp::Action a) {
-  switch (a) {
-    case wp::Action::Forward: return "forward";
-    case wp::Action::TurnRight: return "turn_right";
-    case wp::Action::TurnLeft: return "turn_left";
-    case wp::Action::Wait: return "wait";
-    case wp::Action::Lift: return "lift";
-    case wp::Action::Lower: return "lower";
-  }
-  return "?";
-}
-
-bool ActionFromName(const std::string& s, wp::Action& out) {
-  static constexpr wp::Action kAll[] = {wp::Action::Forward, wp::Action::TurnRight, wp::Action::TurnLeft,
-                                        wp::Action::Wait,    wp::Action::Lift,      wp::Action::Lower};
-  for (wp::Action a : kAll) {
-    if (s == ActionName(a)) {
-      out = a;
-      return true;
-    }
-  }
-  return false;
-}
-
-const char* EventName(wp::EngineEventKind k) {
-  switch (k) {
-    case wp::EngineEventKind::GoalReached: return "goal_reached";
-    case wp::EngineEventKind::GoalUnreachable: return "goal_unreachable";
-    case wp::EngineEventKind::Stalled: return "stalled";
-    case wp::EngineEventKind::Unstalled: return "unstalled";
-    case wp::EngineEventKind::Escaped: return "escaped";
-    case wp::EngineEventKind::Replanned: return "replanned";
-    case wp::EngineEventKind::Deviation: return "deviation";
-    case wp::EngineEventKind::OverBudget: return "over_budget";
-    case wp::EngineEventKind::BotAdded: return "bot_added";
-    case wp::EngineEventKind::Refused: return "refused";
-    case wp::EngineEventKind::Violation: return "violation";
-  }
-  return "?";
-}
-
-Napi::Object StateToJs(Napi::Env env, const wp::State& s) {
-  Napi::Object o = Napi::Object::New(env);
-  o.Set("cell", Napi::Number::New(env, s.cell));
-  o.Set("heading", Napi::Number::New(env, static_cast<int>(s.heading)));
-  o.Set("lifted", Napi::Boolean::New(env, s.lifted));
-  return o;
-}
-
-// ---- argument checks: false with a pending exception ----
-
-bool Fail(Napi::Env env, const std::string& message, bool range = false) {
-  if (range) {
-    Napi::RangeError::New(env, message).ThrowAsJavaScriptException();
-  } else {
-    Napi::TypeError::New(env, message).ThrowAsJavaScriptException();
-  }
-  return false;
-}
-
-bool Integer(Napi::Env env, Napi::Value v, const std::string& what, double min, double max, double& out) {
-  if (!v.IsNumber()) return Fail(env, what + " must be a number");
-  const double d = v.As<Napi::Number>().DoubleValue();
-  if (d != static_cast<double>(static_cast<int64_t>(d)) || d < min || d > max) {
-    return Fail(env, what + " must be an integer in " + std::to_string(static_cast<int64_t>(min)) + ".." +
-                         std::to_string(static_cast<int64_t>(max)),
-                true);
-  }
-  out = d;
-  return true;
-}
-
-bool Bool(Napi::Env env, Napi::Value v, const std::string& what, bool& out) {
-  if (!v.IsBoolean()) return Fail(env, what + " must be a boolean");
-  out = v.As<Napi::Boolean>().Value();
-  return true;
-}
-
-bool BotArg(Napi::Env env, Napi::Value v, const std::string& fn, wp::BotId& out) {
-  double d;
-  if (!Integer(env, v, fn + ": bot id", 0, 2147483647.0, d)) return false;
-  out = static_cast<wp::BotId>(d);
-  return true;
-}
-
-bool CellArg(Napi::Env env, Napi::Value v, const std::string& what, wp::Cell& out) {
-  double d;
-  if (!Integer(env, v, what, 0, 2147483647.0, d)) return false;
-  out = static_cast<wp::Cell>(d);
-  return true;
-}
-
-bool HeadingArg(Napi::Env env, Napi::Value v, const std::string& what, wp::Heading& out) {
-  double d;
-  if (!Integer(env, v, what + " (0 east, 1 south, 2 west, 3 north)", 0, 3, d)) return false;
-  out = static_cast<wp::Heading>(static_cast<int>(d));
-  return true;
-}
-
-bool StateArgs(const Napi::CallbackInfo& info, size_t at, const std::string& fn, wp::State& s) {
-  Napi::Env env = info.Env();
-  return CellArg(env, info[at], fn + ": cell", s.cell) && HeadingArg(env, info[at + 1], fn + ": heading", s.heading) &&
-         Bool(env, info[at + 2], fn + ": lifted", s.lifted);
-}
-
-bool StateFromJs(Napi::Env env, Napi::Value v, const std::string& what, wp::State& s) {
-  if (!v.IsObject()) return Fail(env, what + " must be an object { cell, heading, lifted }");
-  Napi::Object o = v.As<Napi::Object>();
-  return CellArg(env, o.Get("cell"), what + ".cell", s.cell) && HeadingArg(env, o.Get("heading"), what + ".heading", s.heading) &&
-         Bool(env, o.Get("lifted"), what + ".lifted", s.lifted);
-}
-
-bool GridFromJs(Napi::Env env, Napi::Value v, const std::string& what, wp::Grid& g) {
-  if (!v.IsObject()) return Fail(env, what + " must be an object { width, height, flags }");
-  Napi::Object o = v.As<Napi::Object>();
-  double w, h;
-  if (!Integer(env, o.Get("width"), what + ".width", 1, 65535, w) || !Integer(env, o.Get("height"), what + ".height", 1, 65535, h)) {
-    return false;
-  }
-  Napi::Value f = o.Get("flags");
-  if (!f.IsTypedArray() || f.As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) {
-    return Fail(env, what + ".flags must be a Uint8Array");
-  }
-  Napi::Uint8Array flags = f.As<Napi::Uint8Array>();
-  if (flags.ElementLength() != static_cast<size_t>(w) * static_cast<size_t>(h)) {
-    return Fail(env, what + ".flags must hold width * height cells", true);
-  }
-  g.width = static_cast<int32_t>(w);
-  g.height = static_cast<int32_t>(h);
-  g.flags.assign(flags.Data(), flags.Data() + flags.ElementLength());
-  return true;
-}
-
-// An optional integer option; false with a pending exception when bad.
-template <typename T>
-bool Option(Napi::Env env, Napi::Object o, const char* name, T& out, double min, double max) {
-  Napi::Value v = o.Get(name);
-  if (v.IsUndefined()) return true;
-  double d;
-  if (!Integer(env, v, std::string("createLevelPlanner: option ") + name, min, max, d)) return false;
-  out = static_cast<T>(d);
-  return true;
-}
-
-bool BoolOption(Napi::Env env, Napi::Object o, const char* name, bool& out) {
-  Napi::Value v = o.Get(name);
-  if (v.IsUndefined()) return true;
-  return Bool(env, v, std::string("createLevelPlanner: option ") + name, out);
-}
-
-bool DurationsFromJs(Napi::Env env, Napi::Object o, wp::Durations& d) {
-  Napi::Value v = o.Get("durations");
-  if (v.IsUndefined()) return true;
-  if (!v.IsObject()) return Fail(env, "durations must be an object { forward, turn, lift, lower }");
-  Napi::Object x = v.As<Napi::Object>();
-  return Option(env, x, "forward", d.forward, 1, 1000) && Option(env, x, "turn", d.turn, 1, 1000) &&
-         Option(env, x, "lift", d.lift, 1, 1000) && Option(env, x, "lower", d.lower, 1, 1000);
-}
-
-// ---- the level planner ----
+using namespace planner_values;
 
 struct EngineState;
 void CallJs(Napi::Env env, Napi::Function, std::shared_ptr<EngineState>* ctx, void*);
@@ -632,134 +472,6 @@ Napi::Value LevelPlanner::Close(const Napi::CallbackInfo& info) {
   return result;
 }
 
-// ---- validatePlan ----
-
-Napi::Value Validate(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  wp::Grid grid;
-  if (!GridFromJs(env, info[0], "validatePlan: grid", grid)) return env.Undefined();
-  wp::ValidatorOptions vo;
-  if (info[3].IsObject()) {
-    Napi::Object o = info[3].As<Napi::Object>();
-    if (!BoolOption(env, o, "rotations", vo.rotations) || !BoolOption(env, o, "forbidCycles", vo.forbidCycles) ||
-        !DurationsFromJs(env, o, vo.durations)) {
-      return env.Undefined();
-    }
-  } else if (!info[3].IsUndefined()) {
-    Fail(env, "validatePlan: options must be an object");
-    return env.Undefined();
-  }
-  if (!info[1].IsArray() || !info[2].IsArray()) {
-    Fail(env, "validatePlan: starts and steps must be arrays");
-    return env.Undefined();
-  }
-  wp::Validator v(grid, vo);
-  // A record without `after` gets the state the action leads to, as a bot would reach it: the
-  // validator still checks the action itself (cells, collisions, durations).
-  struct Replay {
-    wp::State state;
-    wp::Action action = wp::Action::Wait;
-    int32_t left = 0;  // steps of the running action still to go
-    wp::State target;
-  };
-  std::unordered_map<wp::BotId, Replay> replay;
-  auto durationOf = [&](wp::Action a) -> int32_t {
-    switch (a) {
-      case wp::Action::Forward: return vo.durations.forward;
-      case wp::Action::TurnLeft:
-      case wp::Action::TurnRight: return vo.durations.turn;
-      case wp::Action::Lift: return vo.durations.lift;
-      case wp::Action::Lower: return vo.durations.lower;
-      case wp::Action::Wait: return 1;
-    }
-    return 1;
-  };
-  Napi::Array starts = info[1].As<Napi::Array>();
-  for (uint32_t i = 0; i < starts.Length(); i++) {
-    const std::string what = "validatePlan: starts[" + std::to_string(i) + "]";
-    Napi::Value e = starts.Get(i);
-    wp::State s;
-    wp::BotId bot;
-    if (!e.IsObject() || !BotArg(env, e.As<Napi::Object>().Get("bot"), what, bot) || !StateFromJs(env, e, what, s)) {
-      if (!env.IsExceptionPending()) Fail(env, what + " must be an object { bot, cell, heading, lifted }");
-      return env.Undefined();
-    }
-    v.addBot(bot, s);
-    replay[bot].state = s;
-  }
-  Napi::Array steps = info[2].As<Napi::Array>();
-  std::vector<wp::Record> records;
-  for (uint32_t t = 0; t < steps.Length(); t++) {
-    Napi::Value sv = steps.Get(t);
-    if (!sv.IsArray()) {
-      Fail(env, "validatePlan: steps[" + std::to_string(t) + "] must be an array of records");
-      return env.Undefined();
-    }
-    Napi::Array list = sv.As<Napi::Array>();
-    records.clear();
-    for (uint32_t k = 0; k < list.Length(); k++) {
-      const std::string what = "validatePlan: steps[" + std::to_string(t) + "][" + std::to_string(k) + "]";
-      Napi::Value rv = list.Get(k);
-      if (!rv.IsObject()) {
-        Fail(env, what + " must be an object { bot, action, after? }");
-        return env.Undefined();
-      }
-      Napi::Object ro = rv.As<Napi::Object>();
-      wp::Record r;
-      if (!BotArg(env, ro.Get("bot"), what, r.bot)) return env.Undefined();
-      Napi::Value av = ro.Get("action");
-      if (!av.IsString() || !ActionFromName(av.As<Napi::String>().Utf8Value(), r.action)) {
-        Fail(env, what + ".action must be one of forward, turn_left, turn_right, wait, lift, lower");
-        return env.Undefined();
-      }
-      Replay& p = replay[r.bot];
-      if (p.left == 0 || p.action != r.action) {
-        // starts an action: where it leads
-        p.action = r.action;
-        p.left = std::max<int32_t>(1, durationOf(r.action));
-        p.target = p.state;
-        switch (r.action) {
-          case wp::Action::Forward: {
-            const wp::Cell n = grid.neighbour(p.state.cell, p.state.heading);
-            if (n != wp::kNoCell) p.target.cell = n;
-            break;
-          }
-          case wp::Action::TurnRight: p.target.heading = wp::turnRight(p.state.heading); break;
-          case wp::Action::TurnLeft: p.target.heading = wp::turnLeft(p.state.heading); break;
-          case wp::Action::Lift: p.target.lifted = true; break;
-          case wp::Action::Lower: p.target.lifted = false; break;
-          case wp::Action::Wait: break;
-        }
-      }
-      --p.left;
-      r.after = p.left == 0 ? p.target : p.state;
-      Napi::Value after = ro.Get("after");
-      if (!after.IsUndefined()) {
-        if (!StateFromJs(env, after, what + ".after", r.after)) return env.Undefined();
-      }
-      if (p.left == 0) p.state = r.after;
-      records.push_back(r);
-    }
-    v.step(records);
-  }
-  Napi::Object out = Napi::Object::New(env);
-  out.Set("count", Napi::Number::New(env, static_cast<double>(v.violationCount())));
-  const std::vector<wp::Violation>& vs = v.violations();
-  Napi::Array list = Napi::Array::New(env, vs.size());
-  for (uint32_t i = 0; i < vs.size(); i++) {
-    Napi::Object o = Napi::Object::New(env);
-    o.Set("step", Napi::Number::New(env, static_cast<double>(vs[i].step)));
-    o.Set("bot", Napi::Number::New(env, vs[i].bot));
-    o.Set("other", Napi::Number::New(env, vs[i].other));
-    o.Set("rule", wp::ruleName(vs[i].rule));
-    o.Set("cell", Napi::Number::New(env, vs[i].cell));
-    o.Set("detail", vs[i].detail);
-    list.Set(i, o);
-  }
-  out.Set("violations", list);
-  return out;
-}
-
 }  // namespace
 
 Napi::Function DefineLevelPlanner(Napi::Env env) {
@@ -776,7 +488,5 @@ Napi::Function DefineLevelPlanner(Napi::Env env) {
        LevelPlanner::InstanceMethod<&LevelPlanner::Suspend>("suspend"), LevelPlanner::InstanceMethod<&LevelPlanner::Stats>("stats"),
        LevelPlanner::InstanceMethod<&LevelPlanner::Close>("close")});
 }
-
-Napi::Value ValidatePlan(const Napi::CallbackInfo& info) { return Validate(info); }
 
 }  // namespace warehouse

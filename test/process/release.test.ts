@@ -1,12 +1,14 @@
 // The release as a technician gets it: `npm run release` really builds the tarball (once for
-// this file), it is unpacked, install.sh puts it under a temporary prefix, and the daemon
-// starts from there: no checkout, no npm, no compiler on the way.
+// the tap run: test/process/upgrade.test.ts installs the same one, helpers/release-build.ts), it
+// is unpacked, install.sh puts it under a temporary prefix, and the daemon starts from there: no
+// checkout, no npm, no compiler on the way.
 import t from 'tap';
 import { appendFileSync, cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config/config.js';
 import { Client } from '../helpers/client.js';
+import { releaseBuild } from '../helpers/release-build.js';
 import { run } from '../helpers/run.js';
 import { exited, startDaemon } from '../helpers/daemon.js';
 
@@ -47,23 +49,25 @@ function files(dir: string, sub = ''): string[] {
     .sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
 }
 
-// Niced: the build is CPU-bound for a while, and the test files running beside it (daemons
-// under a watchdog, timeouts) should not starve for it.
-const built = run('nice', ['-n', '10', 'npm', 'run', '--silent', 'release', '--', '--out', path.join(work, 'out')], ROOT);
+// Niced (in the helper): the build is CPU-bound for a while, and the test files running beside
+// it (daemons under a watchdog, timeouts) should not starve for it. The tests below only read
+// its output directory, which the upgrade test may be reading too.
+const built = releaseBuild();
+const tarballOf = (r: { out: string }) => path.join(r.out, `${name}.tar.gz`);
 
 t.test('npm run release builds one tarball named for this platform and Node', async (t) => {
   const r = await built;
+  t.comment(`the release build took ${(r.ms / 1000).toFixed(1)} s${r.builtHere ? '' : ' (built for another test file of this run)'}`);
   t.equal(r.status, 0, r.stderr);
-  const tarball = r.stdout.trim().split('\n').at(-1);
-  t.equal(tarball, path.join(work, 'out', `${name}.tar.gz`), 'its path is the last line');
-  t.same(readdirSync(path.join(work, 'out')).sort(), [`${name}.tar.gz`, `${name}.tar.gz.sha256`], 'nothing else left there');
-  const check = await run('sha256sum', ['--check', '--strict', `${name}.tar.gz.sha256`], path.join(work, 'out'));
+  t.equal(r.tarball, tarballOf(r), 'its path is the last line');
+  t.same(readdirSync(r.out).sort(), [`${name}.tar.gz`, `${name}.tar.gz.sha256`], 'nothing else left there');
+  const check = await run('sha256sum', ['--check', '--strict', `${name}.tar.gz.sha256`], r.out);
   t.equal(check.status, 0, `the checksum beside it matches: ${check.stdout}${check.stderr}`);
 });
 
 t.test('the tarball holds a complete manifest, the run-time files and production packages only', async (t) => {
   if ((await built).status !== 0) return t.fail('no release was built');
-  const tree = await unpack(path.join(work, 'out', `${name}.tar.gz`), 'unpacked');
+  const tree = await unpack(tarballOf(await built), 'unpacked');
 
   const check = await run('sha256sum', ['--check', '--strict', '--quiet', 'MANIFEST.sha256'], tree);
   t.equal(check.status, 0, `every file matches MANIFEST.sha256 ${check.stdout}${check.stderr}`);
@@ -132,7 +136,7 @@ t.test('the tarball holds a complete manifest, the run-time files and production
 
 t.test('install.sh refuses a tampered release, naming the file, and installs nothing', async (t) => {
   if ((await built).status !== 0) return t.fail('no release was built');
-  const tree = await unpack(path.join(work, 'out', `${name}.tar.gz`), 'tampered');
+  const tree = await unpack(tarballOf(await built), 'tampered');
   const target = path.join(work, 'tampered-root');
 
   appendFileSync(path.join(tree, 'dist/main.js'), '\n// one more line\n');

@@ -1,13 +1,14 @@
 // Upgrading a box from the previous release (scripts/previous-release) with this tree's release
 // tarball, as a technician does it. The previous release is built from its commit (git archive,
 // its own package-lock.json through `npm ci --ignore-scripts`, its own tsc; the native addon is
-// this tree's when native/ has not changed since). Its daemon runs the demo site with simulated
-// bots and is given a history through its API: SKUs (one with stock loaded), a custom role and
-// users, API keys, changed system and user settings, and requests that succeeded, were
-// cancelled, were aborted, and are still open (one waiting at a balcony, one queued behind a
-// PAUSE). Then it is started once more without bots (WAREHOUSE_LINKS=off, so nothing moves) and
+// this tree's when what it is built from has not changed since: sameAddon). Its daemon runs the
+// demo site with simulated bots and is given a history through its API: SKUs (one with stock
+// loaded), a custom role and users, API keys, changed system and user settings, and requests
+// that succeeded, were cancelled, were aborted, and are still open (one waiting at a balcony,
+// one queued behind a PAUSE). Then it is started once more without bots (WAREHOUSE_LINKS=off, so nothing moves) and
 // every record the API lists is read. This tree's release is built (scripts/release.sh) and
-// installed with install.sh under a prefix whose state directory is the old daemon's.
+// installed with install.sh under a prefix whose state directory is the old daemon's (the
+// build is shared with test/process/release.test.ts: helpers/release-build.ts).
 //
 // The store keeps no log of its migrations, only meta's schema_version: the first start of the
 // new release must reach the newest version and, where no migration was due, leave every
@@ -29,12 +30,14 @@ import { ALL_COLLECTIONS } from '../../src/domain/collections.js';
 import { MIGRATIONS } from '../../src/store/migrations.js';
 import { Store } from '../../src/store/store.js';
 import { Client } from '../helpers/client.js';
+import { releaseBuild } from '../helpers/release-build.js';
 import { run, type Run } from '../helpers/run.js';
 import { exited, startDaemon, type Daemon } from '../helpers/daemon.js';
 import { recordChanges, storeRecords, summarize, type RecordChange, type StoreRecords } from '../helpers/store-records.js';
 import { until } from '../helpers/until.js';
 
-// A hang guard, not a bound: two builds, an npm ci and a dozen daemon starts on a busy CI box.
+// A hang guard, not a bound: two builds (or one and a wait for release.test.ts's), an npm ci and a
+// dozen daemon starts on a busy CI box.
 t.setTimeout(900_000);
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -102,22 +105,49 @@ async function buildPrevious(): Promise<string> {
   // Its own lock file: the packages that release shipped with. No install scripts: the addon is below.
   // Niced, as the release build: the test files running beside it (daemons under a watchdog) come first.
   await timed('previous: npm ci', () => must('npm ci', 'nice', ['-n', '10', 'npm', 'ci', '--ignore-scripts', '--no-audit', '--no-fund', '--prefer-offline'], OLD));
-  await timed('previous: tsc', () => must('tsc', 'nice', ['-n', '10', path.join(OLD, 'node_modules/.bin/tsc'), '-p', 'tsconfig.build.json'], OLD));
-  const sameNative = (await run('git', ['-C', ROOT, 'diff', '--quiet', PREVIOUS.commit, '--', 'native/'], ROOT)).status === 0;
-  if (sameNative && existsSync(ADDON_COPY)) {
-    mkdirSync(path.dirname(path.join(OLD, ADDON)), { recursive: true });
-    copyFileSync(ADDON_COPY, path.join(OLD, ADDON));
-  } else {
-    await timed('previous: native/build.sh', () => must('native/build.sh', 'sh', ['native/build.sh'], OLD));
-  }
+  // Its tsc and, when it differs from this tree's, its addon: each needs only the packages, so both at once.
+  const tsc = timed('previous: tsc', () => must('tsc', 'nice', ['-n', '10', path.join(OLD, 'node_modules/.bin/tsc'), '-p', 'tsconfig.build.json'], OLD));
+  const addon = (async () => {
+    if ((await sameAddon()) && existsSync(ADDON_COPY)) {
+      mkdirSync(path.dirname(path.join(OLD, ADDON)), { recursive: true });
+      copyFileSync(ADDON_COPY, path.join(OLD, ADDON));
+    } else {
+      await timed('previous: native/build.sh', () => must('native/build.sh', 'nice', ['-n', '10', 'sh', 'native/build.sh'], OLD));
+    }
+  })();
+  await Promise.all([tsc, addon]);
   return path.join(OLD, 'dist/main.js');
 }
 
-/** This tree's release tarball (scripts/release.sh prints its path last). */
+/** The packages the addon's build takes its headers and build tool from. */
+const ADDON_PACKAGES = ['node-addon-api', 'node-api-headers', 'cmake-js'];
+
+/**
+ * Whether the previous release's addon would be built from what this tree's was: the same
+ * sources and build files (native/ but for native/fuzz/, the link fuzzer that is built apart,
+ * and the bot link codec in firmware-protocol/c/, both per native/sources.txt) and the same
+ * versions of the packages that build it.
+ */
+async function sameAddon(): Promise<boolean> {
+  const sources = await run('git', ['-C', ROOT, 'diff', '--quiet', PREVIOUS.commit, '--', 'native/', ':(exclude)native/fuzz/', 'firmware-protocol/c/'], ROOT);
+  if (sources.status !== 0) return false;
+  const versions = (lock: string) => {
+    const packages = (JSON.parse(lock) as { packages: Record<string, { version?: string }> }).packages;
+    return ADDON_PACKAGES.map((p) => packages[`node_modules/${p}`]?.version ?? 'none').join(' ');
+  };
+  return versions(readFileSync(path.join(OLD, 'package-lock.json'), 'utf8')) === versions(readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8'));
+}
+
+/**
+ * This tree's release tarball: `npm run release` (scripts/release.sh prints its path last), niced,
+ * built once for the tap run and shared with test/process/release.test.ts, which checks the build
+ * itself (helpers/release-build.ts); this test only unpacks it.
+ */
 async function buildRelease(): Promise<string> {
-  // Niced: the previous release's build and its daemon run meanwhile, and other test files.
-  const r = await must('scripts/release.sh', 'nice', ['-n', '10', 'sh', 'scripts/release.sh', '--out', path.join(WORK, 'out')], ROOT);
-  return r.stdout.trim().split('\n').at(-1)!;
+  const r = await releaseBuild();
+  if (r.status !== 0 || r.tarball === undefined) throw new Error(`npm run release exited ${r.status}:\n${(r.stderr || r.stdout).slice(-3000)}`);
+  timings.push([r.builtHere ? 'release: the build (here)' : 'release: the build (by another test file, shared)', r.ms]);
+  return r.tarball;
 }
 
 // This tree's addon, taken before release.sh runs native/build.sh beside the previous release's build.
