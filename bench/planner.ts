@@ -3,7 +3,7 @@
 //
 // The planning core against the field's published figures, on the benchmark files in
 // ../shared/bench/mapf (README there: provenance, formats, the LoRR robot model). Each run is
-// one planner-cli process (native/planner/cli.cc, built by native/planner/build.sh into
+// one planner-cli process (native/planner/cli/, built by native/planner/build.sh into
 // native/build-planner/), one after the other (the machine has 2 shared cores):
 //
 //   lorr2024-warehouse   LoRR 2024 WAREHOUSE, 10,000 robots, tasks of 2 errands, our greedy

@@ -5,7 +5,7 @@
  */
 import { loadConfig, type Config } from './config/config.js';
 import { createLogger, type Logger } from './log/logger.js';
-import { startApp, type App } from './app.js';
+import { startApp } from './app.js';
 import { notifyReady, notifyStatus, notifyStopping, notifyWatchdog, watchdogIntervalMs } from './native/addon.js';
 import { buildIdentity, VERSION } from './version.js';
 import { LogTail } from './log/tail.js';
@@ -34,19 +34,9 @@ async function main(): Promise<void> {
   logger.info({ version: VERSION, node: process.version, pid: process.pid, state_dir: config.state_dir, site: config.site, timezone: config.timezone }, 'starting');
 
   const underSystemd = process.env.NOTIFY_SOCKET !== undefined;
-  let app: App;
-  try {
-    app = await startApp(config, logger, { logTail });
-  } catch (err) {
-    failStart(logger, err);
-  }
-  if (underSystemd) {
-    notifyReady();
-    notifyStatus(`API on port ${app.port}`);
-    const interval = watchdogIntervalMs();
-    if (interval !== undefined) setInterval(notifyWatchdog, interval).unref();
-  }
-
+  // The handlers go in before the start awaits: a SIGTERM while the store opens or the port
+  // binds must still end in an orderly close, not the default signal death.
+  const started = startApp(config, logger, { logTail }).catch((err: unknown) => failStart(logger, err));
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) {
@@ -61,7 +51,7 @@ async function main(): Promise<void> {
       logger.error('shutdown did not finish in time; exiting');
       process.exit(1);
     }, config.shutdown_timeout_ms + 5000).unref();
-    app.close().then(
+    started.then((app) => app.close()).then(
       () => {
         logger.info('stopped');
         logger.flush();
@@ -78,8 +68,18 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGHUP', () => {
     if (stopping) return;
-    app.reload().catch((err: unknown) => logger.error({ err }, 'reload failed'));
+    started
+      .then((app) => app.reload())
+      .catch((err: unknown) => logger.error({ err }, 'reload failed'));
   });
+
+  const app = await started;
+  if (underSystemd && !stopping) {
+    notifyReady();
+    notifyStatus(`API on port ${app.port}`);
+    const interval = watchdogIntervalMs();
+    if (interval !== undefined) setInterval(notifyWatchdog, interval).unref();
+  }
 }
 
 /**

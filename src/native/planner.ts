@@ -209,7 +209,7 @@ export type NativeLevelPlannerClass = new (
   options: LevelPlannerOptions & { deliver(commands: PlannedAction[] | undefined, events: PlannerEvent[] | undefined): void },
 ) => NativeLevelPlanner;
 
-/** The addon's validatePlan (native/src/planner_binding.cc). */
+/** The addon's validatePlan (native/src/validator_binding.cc). */
 export type NativeValidatePlan = typeof validatePlan;
 
 export interface PlanRecord {

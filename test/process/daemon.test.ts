@@ -45,6 +45,19 @@ t.test('start, serve, stop on SIGTERM', async (t) => {
   t.ok(d.lines.some((l) => l.msg === 'request' && l.url === '/api/v2/health' && l.req_id), 'requests logged with their id');
 });
 
+t.test('SIGTERM while the daemon is still starting ends in an orderly close, not a signal death', async (t) => {
+  const stateDir = mkdtempSync(path.join(tmpdir(), 'wh-daemon-'));
+  t.teardown(() => rmSync(stateDir, { recursive: true, force: true }));
+  const d = startDaemon({ WAREHOUSE_STATE_DIR: stateDir, WAREHOUSE_PORT: '0' });
+  t.teardown(() => d.child.kill('SIGKILL'));
+  // The first line is written before the store opens and the port binds.
+  while (!d.lines.some((l) => l.msg === 'starting')) await new Promise((r) => setTimeout(r, 2));
+  d.child.kill('SIGTERM');
+  t.equal(await exited(d.child), 0, 'exits 0, not killed by the signal');
+  t.ok(d.lines.some((l) => l.msg === 'shutting down' && l.signal === 'SIGTERM'));
+  t.ok(d.lines.some((l) => l.msg === 'stopped'), 'the store was closed');
+});
+
 t.test('a bad configuration stops the start with the key named', async (t) => {
   const d = startDaemon({ WAREHOUSE_PORT: 'eighty', WAREHOUSE_TIMEZONE: 'Nowhere/Land' });
   t.equal(await exited(d.child), 78, 'EX_CONFIG');

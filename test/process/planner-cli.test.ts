@@ -1,4 +1,4 @@
-// The planning core and the validator through planner-cli (native/planner/cli.cc): a regression
+// The planning core and the validator through planner-cli (native/planner/cli/): a regression
 // run on a saved small warehouse, the validator against hand-made bad plans (each rule named),
 // and property runs on random maps with random goal streams, delays, faults, pauses, bots added
 // and removed and cells barred mid-run. The CLI is built (if stale) by native/planner/build.sh.
