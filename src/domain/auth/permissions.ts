@@ -92,6 +92,8 @@ group('workflows', {
   delete: 'Delete scanner workflows',
 }, 'Everything about workflows');
 group('support', { create_issue: 'Send support issues', view: 'Read support issues and their files (they hold reporters\' contact details)' });
+group('kpi', { view: 'Read what the site did: carriers, picks and busy time per balcony and hour, bot time by state, lead times, errors' });
+group('metrics', { view: 'Scrape /metrics, the Prometheus text format of the controller\'s figures (for a monitoring system\'s API key)' });
 
 /** Every permission, in catalogue order. */
 export const PERMISSIONS: readonly PermissionDef[] = defs;
