@@ -49,11 +49,23 @@ export interface SharedStructures {
   saveStructures(structures: unknown[], isCompatible: (existing: unknown) => boolean): boolean;
 }
 
+/** What a collection's `changed` hook may write besides its own records: the store's other collections, inside the same write. */
+export interface DerivedWrites {
+  collection<U>(def: CollectionDef<U>): Collection<U>;
+}
+
 /** The definition of a collection: its name, primary key and indexes. */
 export interface CollectionDef<T> {
   name: string;
   key(record: T): Key;
   indexes?: readonly IndexDef<T>[];
+  /**
+   * Runs inside the write after each put or remove, with the record before and after
+   * (undefined: none), so records derived from this one are kept in the same transaction as
+   * the change that moves them. What it writes through `store` is undone with the write; a
+   * throw refuses the write. Not run by the undo itself, nor by index rebuilds.
+   */
+  changed?(before: T | undefined, after: T | undefined, store: DerivedWrites): void;
 }
 
 /** Records of one kind. Reads are synchronous; writes must run inside `Store.write`. */
@@ -75,6 +87,8 @@ export class Collection<T> {
     private readonly touched: (key: Key, undo: () => void) => void = () => undefined,
     /** Where msgpackr keeps the field-name lists its records share (`SharedStructures`); none: each record carries its own. */
     structures?: SharedStructures,
+    /** The collections a `changed` hook writes to; none: the hook is not run. */
+    private readonly derived?: DerivedWrites,
   ) {
     this.records = root.openDB<T, Key>({ name: def.name, ...structures });
     for (const index of def.indexes ?? []) {
@@ -235,6 +249,7 @@ export class Collection<T> {
     // The undo first: it also mends a change that throws half-way (moving back undoes what was done).
     this.touched(key, () => this.replace(key, record, previous));
     this.replace(key, previous, record);
+    if (this.def.changed && this.derived) this.def.changed(previous, record, this.derived);
   }
 
   /** Removes a record and its index entries; returns the removed record. Call only inside Store.write. */
@@ -244,6 +259,7 @@ export class Collection<T> {
     if (previous === undefined) return undefined;
     this.touched(key, () => this.replace(key, undefined, previous));
     this.replace(key, previous, undefined);
+    if (this.def.changed && this.derived) this.def.changed(previous, undefined, this.derived);
     return previous;
   }
 

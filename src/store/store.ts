@@ -98,7 +98,7 @@ export class Store {
     let c = this.collections.get(def.name);
     if (!c) {
       const name = def.name;
-      c = new Collection<unknown>(this.root, def as CollectionDef<unknown>, () => this.queue.inWrite(), (key, undo) => this.queue.noteChange(name, key, undo), this.structures.of(name));
+      c = new Collection<unknown>(this.root, def as CollectionDef<unknown>, () => this.queue.inWrite(), (key, undo) => this.queue.noteChange(name, key, undo), this.structures.of(name), this);
       this.collections.set(def.name, c);
     }
     return c as Collection<T>;
