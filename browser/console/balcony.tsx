@@ -9,6 +9,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, type Identity } from './api';
 import { usePulse, useLoad } from './hooks';
 import { OPEN_JOBS_QUERY, PERSON_JOBS, waitText, type Job, type Page } from './model';
+import { packLines, type PackLine } from './pack';
 
 const VERB: Record<string, string> = {
   PICKING: 'Pick', PICKING_ALERT: 'Pick (stock short)', REFILLING: 'Refill', CHECKING: 'Check', PACKING: 'Pack', ONBOARDING: 'Place on the balcony', OFFBOARDING_BD: 'Take the bot off',
@@ -16,6 +17,8 @@ const VERB: Record<string, string> = {
 
 interface Progress {
   id: string;
+  /** The request's number (spec `counter`): the order's reference a person reads and a WMS finds. */
+  counter: number | undefined;
   status: string;
   done: number;
   total: number;
@@ -23,11 +26,11 @@ interface Progress {
 
 async function progressOf(requestId: string): Promise<Progress> {
   const [requests, graph] = await Promise.all([
-    api<Page<{ id: string; status: string }>>(`/api/v2/requests?id__eq=${encodeURIComponent(requestId)}`),
+    api<Page<{ id: string; status: string; counter: number }>>(`/api/v2/requests?id__eq=${encodeURIComponent(requestId)}`),
     api<{ nodes: { status: string }[] }>(`/api/v2/requests/${encodeURIComponent(requestId)}/job-graph`),
   ]);
   const nodes = graph.nodes.filter((n) => n.status !== 'CANCELLED');
-  return { id: requestId, status: requests.items[0]?.status ?? '?', done: nodes.filter((n) => n.status === 'SUCCEEDED').length, total: nodes.length };
+  return { id: requestId, counter: requests.items[0]?.counter, status: requests.items[0]?.status ?? '?', done: nodes.filter((n) => n.status === 'SUCCEEDED').length, total: nodes.length };
 }
 
 export function BalconyScreen(props: { balcony: number; me: Identity }) {
@@ -39,6 +42,9 @@ export function BalconyScreen(props: { balcony: number; me: Identity }) {
   const [lastRequest, setLastRequest] = useState<string | undefined>(undefined);
   const requestId = current?.request_id ?? lastRequest;
   const progress = useLoad(() => (requestId ? progressOf(requestId) : Promise.resolve(undefined)), [requestId, pulse]);
+  // A packing job names no SKU of its own: what to pack is what the request's picks booked.
+  const packing = useLoad(() => (current?.type === 'PACKING' ? picksOf(current.request_id).then(packLines) : Promise.resolve(undefined)), [current?.id]);
+  const reference = progress.data && progress.data.id === current?.request_id && progress.data.counter !== undefined ? `#${progress.data.counter}` : undefined;
   const [message, setMessage] = useState<{ text: string; bad: boolean } | undefined>(undefined);
   const [mode, setMode] = useState<'normal' | 'short' | 'damaged'>('normal');
   const [busy, setBusy] = useState(false);
@@ -72,7 +78,9 @@ export function BalconyScreen(props: { balcony: number; me: Identity }) {
     }
   };
 
-  const what = current ? `${current.quantity ?? ''} ${current.measurement_unit?.toLowerCase() ?? ''} ${current.sku_name ?? current.sku_id ?? ''}`.trim() : '';
+  const what = current?.type === 'PACKING'
+    ? `order ${reference ?? current.request_id}`
+    : current ? `${current.quantity ?? ''} ${current.measurement_unit?.toLowerCase() ?? ''} ${current.sku_name ?? current.sku_id ?? ''}`.trim() : '';
   const onScan = (e: Event) => {
     e.preventDefault();
     const input = scan.current!;
@@ -99,12 +107,16 @@ export function BalconyScreen(props: { balcony: number; me: Identity }) {
       {current ? (
         <section class="task" aria-labelledby="task-title" data-testid="task">
           <h2 id="task-title" class="verb">{VERB[current.type] ?? current.type}</h2>
-          {current.quantity !== null && <p class="quantity" data-testid="quantity">{current.quantity} <span>{current.measurement_unit?.toLowerCase() ?? ''}</span></p>}
-          {current.sku_id && <p class="sku"><span data-testid="sku">{current.sku_id}</span> {current.sku_name ?? ''}</p>}
-          <dl class="where">
-            <dt>Carrier</dt><dd data-testid="carrier">{current.carrier_id ?? '—'}</dd>
-            <dt>Box</dt><dd data-testid="box">{current.box_id ?? '—'}</dd>
-          </dl>
+          {current.type === 'PACKING' ? <PackList lines={packing.data} error={packing.error} reference={reference} /> : (
+            <>
+              {current.quantity !== null && <p class="quantity" data-testid="quantity">{current.quantity} <span>{current.measurement_unit?.toLowerCase() ?? ''}</span></p>}
+              {current.sku_id && <p class="sku"><span data-testid="sku">{current.sku_id}</span> {current.sku_name ?? ''}</p>}
+              <dl class="where">
+                <dt>Carrier</dt><dd data-testid="carrier">{current.carrier_id ?? '—'}</dd>
+                <dt>Box</dt><dd data-testid="box">{current.box_id ?? '—'}</dd>
+              </dl>
+            </>
+          )}
           <form class="scan" onSubmit={onScan}>
             <label for="scan">Scan SKU, box or carrier</label>
             <input id="scan" ref={scan} autocomplete="off" spellcheck={false} inputMode="none" disabled={busy} />
@@ -143,5 +155,32 @@ export function BalconyScreen(props: { balcony: number; me: Identity }) {
         </section>
       </div>
     </main>
+  );
+}
+
+/** The request's picks, done or not: packing follows all of them. */
+async function picksOf(requestId: string): Promise<Job[]> {
+  return (await api<Page<Job>>(`/api/v2/jobs?request_id__eq=${encodeURIComponent(requestId)}&type__eq=PICKING&size=100`)).items;
+}
+
+/** The Pack step: each SKU and how many of it, and the order's reference to write on the parcel. */
+function PackList(props: { lines: PackLine[] | undefined; error: string | undefined; reference: string | undefined }) {
+  return (
+    <>
+      {props.error && <p class="error" role="alert">{props.error}</p>}
+      {props.lines === undefined ? <p class="sku">…</p> : props.lines.length === 0 ? <p class="sku">Nothing was picked: an empty parcel.</p> : (
+        <ul class="pack-lines" data-testid="pack-lines">
+          {props.lines.map((l) => (
+            <li key={l.sku_id} data-testid="pack-line">
+              <span class="quantity" data-testid="pack-quantity">{l.quantity} <span>{l.measurement_unit?.toLowerCase() ?? ''}</span></span>
+              <span class="sku"><span data-testid="pack-sku">{l.sku_id}</span> {l.sku_name ?? ''}</span>
+            </li>
+          ))}
+        </ul>
+      )}
+      <dl class="where">
+        <dt>Order</dt><dd data-testid="order">{props.reference ?? '…'}</dd>
+      </dl>
+    </>
   );
 }

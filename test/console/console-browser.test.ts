@@ -181,6 +181,12 @@ t.test('the pick is confirmed by scanning on the balcony screen, and the request
 
   // Then the packing of that pick, confirmed with the button.
   await until('the packing at the balcony', async () => /Pack/.test((await task.getByRole('heading').textContent().catch(() => '')) ?? ''), 30_000);
+  // The Pack step says what to pack (the pick's SKU and booked quantity) and the order's reference.
+  const counter = (await get(`/api/v2/requests?id__eq=${requestId}`)).items[0].counter as number;
+  await page.getByTestId('order').filter({ hasText: `#${counter}` }).waitFor();
+  t.same(await page.getByTestId('pack-sku').allTextContents(), [sku], 'the SKU picked is the one to pack');
+  t.same((await page.getByTestId('pack-quantity').allTextContents()).map((q) => q.trim()), ['1 piece'], 'as many as were picked');
+  t.equal(await page.getByTestId('carrier').count(), 0, 'no carrier dashes on the Pack step');
   await page.getByRole('button', { name: 'Confirm', exact: true }).click();
   await page.getByTestId('balcony-message').filter({ hasText: 'Confirmed: Pack' }).waitFor();
   await page.getByTestId('request-status').filter({ hasText: 'SUCCEEDED' }).waitFor({ timeout: 60_000 });
