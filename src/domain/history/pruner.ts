@@ -19,6 +19,7 @@ import { EVENT } from '../events/catalogue.js';
 import { isFinalJob, isFinalRequest, jobs, requests, type JobRecord, type RequestRecord } from '../requests/records.js';
 import type { SupportOutbox } from '../support/outbox.js';
 import type { ArchiveEntry, ArchiveWriter, HistoryArchive } from './archive.js';
+import { pruneKpiHours } from '../kpi/kpi.js';
 import { addRequest } from './export.js';
 import { PRUNED_MARK } from './marks.js';
 import { DAY_MS, nextDeleteSize, nextSlice, overBudget, prunerShare, restAfter, type HistoryKind, type SliceChoice } from './retention.js';
@@ -176,6 +177,8 @@ export class HistoryPruner {
         if (n === 0) exhausted.add(slice.kind);
       }
       await this.pruneSupport(this.deps.now() - settings.requestDays * DAY_MS, removed);
+      // KPIs are kept as long as the history they were counted from.
+      await pruneKpiHours(this.deps.store, this.deps.now() - Math.max(settings.requestDays, settings.eventDays) * DAY_MS);
       this.lastError = null;
     } catch (err) {
       this.lastError = (err as Error).message;
