@@ -131,6 +131,15 @@ export function kpiSeries(answer: KpiAnswer): KpiSeries {
   };
 }
 
+/** Indices of values with no value either side: a line cannot join them, so they are drawn as points. */
+export function loneValues(values: readonly (number | null)[]): number[] {
+  const out: number[] = [];
+  values.forEach((v, i) => {
+    if (v !== null && (values[i - 1] ?? null) === null && (values[i + 1] ?? null) === null) out.push(i);
+  });
+  return out;
+}
+
 /** One balcony's figures over the period. */
 export interface BalconyRow {
   balcony_id: number;

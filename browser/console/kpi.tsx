@@ -28,6 +28,8 @@ async function loadPeriod(period: Period): Promise<KpiAnswer> {
   return api<KpiAnswer>(`/api/v2/kpi?from=${encodeURIComponent(range.from)}&to=${encodeURIComponent(range.to)}`);
 }
 
+/** An instant in the site's time, on the 24-hour clock. */
+const siteTime = (iso: string, timeZone: string) => new Date(iso).toLocaleString(undefined, { timeZone, dateStyle: 'medium', timeStyle: 'short', hourCycle: 'h23' });
 const share = (v: number) => `${Math.round(v * 100)} %`;
 const count = (v: number) => String(Math.round(v * 10) / 10);
 const duration = (v: number) => (v >= 120 ? `${(v / 60).toFixed(v >= 600 ? 0 : 1)} min` : `${Math.round(v)} s`);
@@ -87,7 +89,7 @@ export function KpiPage() {
         {csvUrl && <a class="button-link" href={csvUrl} download={fileName} data-testid="csv">Download CSV</a>}
       </div>
       {answer.error && <p class="error" role="alert">{answer.error}</p>}
-      {a && <p class="small" data-testid="kpi-range">{new Date(a.from).toLocaleString(undefined, { timeZone: a.timezone })} to {new Date(a.to).toLocaleString(undefined, { timeZone: a.timezone })} ({a.timezone}); figures of {new Date(a.generated_at).toLocaleTimeString(undefined, { timeZone: a.timezone })}</p>}
+      {a && <p class="small" data-testid="kpi-range">{siteTime(a.from, a.timezone)} to {siteTime(a.to, a.timezone)} ({a.timezone}); figures of {siteTime(a.generated_at, a.timezone)}</p>}
       {a && totals && (
         <div class="cards">
           <section class="card"><h2>Carriers presented</h2><p class="big" data-testid="total-carriers">{totals.carriers}</p></section>

@@ -6,6 +6,7 @@
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
+import { loneValues } from './kpi-series';
 
 /** One line of a plot: its label, colour and one value (or null, a gap) per x. */
 export interface PlotLine {
@@ -36,10 +37,18 @@ export function TimePlot(props: { title: string; x: number[]; lines: PlotLine[];
       height: HEIGHT,
       tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), props.timeZone),
       scales: { x: { time: true }, y: props.range ? { range: props.range } : { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
-      axes: [axis, { ...axis, size: 60, values: (_u, splits) => splits.map(props.format) }],
+      axes: [{ ...axis, values: (_u, splits) => timeLabels(splits, props.timeZone) }, { ...axis, size: 60, values: (_u, splits) => splits.map(props.format) }],
       series: [
         { label: 'hour' },
-        ...props.lines.map((l) => ({ label: l.label, stroke: l.colour, width: 2, spanGaps: false, points: { show: props.x.length <= 48 }, value: (_u: uPlot, v: number | null) => (v === null ? '—' : props.format(v)) })),
+        ...props.lines.map((l) => {
+          // Points for every hour on a short period; on a long one only for an hour between gaps,
+          // which a line cannot show (the first hour after the daemon started keeping figures).
+          const lone = loneValues(l.values);
+          return {
+            label: l.label, stroke: l.colour, width: 2, spanGaps: false, value: (_u: uPlot, v: number | null) => (v === null ? '—' : props.format(v)),
+            points: { show: props.x.length <= 48, size: 6, fill: l.colour, filter: (_u: uPlot, _i: number, show: boolean) => (show || lone.length === 0 ? null : lone) },
+          };
+        }),
       ],
     }, [props.x, ...props.lines.map((l) => l.values)], el);
     const onResize = () => plot.setSize({ width: Math.max(el.clientWidth, 300), height: HEIGHT });
@@ -56,4 +65,19 @@ export function TimePlot(props: { title: string; x: number[]; lines: PlotLine[];
       {points === 0 && <p class="small">No figures in this period yet.</p>}
     </figure>
   );
+}
+
+const pad = (n: number) => String(n).padStart(2, '0');
+
+/**
+ * The x axis's labels in the site's time, on the 24-hour clock a site's shifts are named in:
+ * the date alone where every tick is a midnight, else the time, with the date under the first
+ * tick and under each midnight.
+ */
+function timeLabels(splits: number[], timeZone: string): string[] {
+  const dates = splits.map((ts) => uPlot.tzDate(new Date(ts * 1000), timeZone));
+  const day = (d: Date) => d.toLocaleDateString(undefined, { month: 'short', day: 'numeric' });
+  const midnight = (d: Date) => d.getHours() === 0 && d.getMinutes() === 0;
+  if (dates.every(midnight)) return dates.map(day);
+  return dates.map((d, i) => `${pad(d.getHours())}:${pad(d.getMinutes())}${i === 0 || midnight(d) ? `\n${day(d)}` : ''}`);
 }

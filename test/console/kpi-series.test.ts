@@ -2,7 +2,7 @@
 // bounds in the site's timezone, the plots' series, the table per balcony and the CSV.
 import t from 'tap';
 import {
-  balconyTable, botAvailability, busyShare, kpiCsv, kpiSeries, localTime, periodRange, startOfDay, type BalconyHour, type KpiAnswer,
+  balconyTable, botAvailability, busyShare, kpiCsv, kpiSeries, localTime, loneValues, periodRange, startOfDay, type BalconyHour, type KpiAnswer,
 } from '../../browser/console/kpi-series.js';
 
 t.test('period bounds: local midnights as whole UTC hours', async (t) => {
@@ -108,4 +108,11 @@ t.test('local time of an hour in the site\'s zone', async (t) => {
     ['2026-11-28T18:00:00.000Z', 'Asia/Kolkata', '2026-11-28 23:30'],
   ];
   for (const [iso, tz, want] of cases) t.equal(localTime(iso, tz), want, `${iso} in ${tz}`);
+});
+
+t.test('lone values: those a line cannot join', async (t) => {
+  const cases: [(number | null)[], number[]][] = [
+    [[], []], [[1], [0]], [[null, 2, null], [1]], [[1, 2, 3], []], [[1, null, 3], [0, 2]], [[null, null, 0, null, 4, 5], [2]], [[0, 0], []],
+  ];
+  for (const [values, want] of cases) t.same(loneValues(values), want, JSON.stringify(values));
 });
