@@ -10,7 +10,7 @@ import { setLevel, type Logger } from './log/logger.js';
 import { HttpServer } from './http/server.js';
 import { ensureCertificate, expiryWarning, notYetValidWarning, readCertificate, selfSignedFiles, type TlsFiles } from './http/tls.js';
 import { planReload } from './reload.js';
-import { storageHealth, watchStorage } from './storage-watch.js';
+import { SLOW_COMMIT_MS, storageHealth, watchStorage } from './storage-watch.js';
 import { removeStatusFile, STATUS_PERIOD_MS, writeStatusFile } from './status-file.js';
 import { TlsFilesError } from './config/tls-files.js';
 import { docsRoutes } from './http/routes/docs.js';
@@ -66,7 +66,11 @@ import { SystemService } from './domain/system/control.js';
 import { eventRecords } from './domain/events/events.js';
 import { HistoryArchive } from './domain/history/archive.js';
 import { HistoryPruner } from './domain/history/pruner.js';
+import { Kpi } from './domain/kpi/kpi.js';
+import { kpiRoutes } from './http/routes/kpi.js';
 import { StoreUsage } from './domain/history/store-usage.js';
+import { SiteMetrics } from './metrics/site-metrics.js';
+import { metricsRoutes } from './http/routes/metrics.js';
 
 /** How often the history pruner looks for history past its retention (a pass with nothing due reads two index entries). */
 const HISTORY_PASS_MS = 10 * 60_000;

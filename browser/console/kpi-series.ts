@@ -1,7 +1,7 @@
 /**
- * What the KPI page shows, shaped from the answers of GET /api/v2/kpi: the period's bounds in
- * the site's timezone, the hourly series the plots draw, the table per balcony and the CSV of
- * both. Pure functions of the answer (no DOM, no fetch), so each is tested on sample answers.
+ * What the KPI page shows, shaped from the answers of GET /api/v2/kpi and /kpi/bots: the
+ * period's bounds in the site's timezone, the hourly series the plots draw, the tables per
+ * balcony and per bot, and their CSV. Pure functions of the answer (no DOM, no fetch), so each is tested on sample answers.
  */
 
 /** One balcony's hour as GET /api/v2/kpi answers it. */
@@ -217,5 +217,28 @@ export function kpiCsv(answer: KpiAnswer): string {
     answer.requests.done, seconds(answer.requests.lead_time_p50_seconds), seconds(answer.requests.lead_time_p95_seconds),
     ...table.flatMap((r) => [r.carriers_presented, r.order_lines_picked, r.pieces_picked, percent(r.busy_share)]),
   ]);
+  return [header, ...rows].map((r) => r.map(field).join(',')).join('\r\n') + '\r\n';
+}
+
+/** The answer of GET /api/v2/kpi/bots: each bot's seconds in each state over the window. */
+export interface KpiBotsAnswer {
+  from: string;
+  to: string;
+  bots: ({ bot_id: number } & Omit<BotsHour, 'hour'>)[];
+}
+
+/** One bot's row: its seconds and its availability. */
+export type BotRow = KpiBotsAnswer['bots'][number] & { availability: number | null };
+
+/** The table per bot, the least available first (a bot with no time counted last), then by id. */
+export function botTable(answer: KpiBotsAnswer): BotRow[] {
+  return answer.bots.map((b) => ({ ...b, availability: botAvailability(b) }))
+    .sort((a, b) => (a.availability ?? 2) - (b.availability ?? 2) || a.bot_id - b.bot_id);
+}
+
+/** The table per bot as CSV (RFC 4180, CRLF), in the table's order. */
+export function botsCsv(answer: KpiBotsAnswer): string {
+  const header = ['bot_id', 'availability_percent', 'working_seconds', 'charging_seconds', 'faulted_seconds', 'offline_seconds', 'idle_seconds'];
+  const rows = botTable(answer).map((b) => [b.bot_id, percent(b.availability), seconds(b.working_seconds), seconds(b.charging_seconds), seconds(b.faulted_seconds), seconds(b.offline_seconds), seconds(b.idle_seconds)]);
   return [header, ...rows].map((r) => r.map(field).join(',')).join('\r\n') + '\r\n';
 }

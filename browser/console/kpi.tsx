@@ -1,14 +1,15 @@
 /**
  * The KPI page: what the site did today, yesterday or over the last 7 days, from
  * GET /api/v2/kpi (kept by the daemon as it happens): throughput, balcony busy share, bot
- * availability and lead times by hour, a table per balcony, and the same figures as CSV.
+ * availability and lead times by hour, a table per balcony and one per bot (GET /kpi/bots), and
+ * the same figures as CSV.
  * Days begin at midnight in the site's timezone, which the API names.
  */
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api } from './api';
 import { useLoad } from './hooks';
 import {
-  balconyTable, botAvailability, kpiCsv, kpiSeries, percent, periodRange, PERIODS, type KpiAnswer, type Period,
+  balconyTable, botAvailability, botsCsv, botTable, kpiCsv, kpiSeries, percent, periodRange, PERIODS, type KpiAnswer, type KpiBotsAnswer, type Period,
 } from './kpi-series';
 import { LINE_COLOURS, TimePlot } from './plot';
 
@@ -17,7 +18,7 @@ let siteZone: string | undefined;
 
 const HOUR_MS = 3_600_000;
 
-async function loadPeriod(period: Period): Promise<KpiAnswer> {
+async function loadPeriod(period: Period): Promise<{ kpi: KpiAnswer; bots: KpiBotsAnswer }> {
   if (siteZone === undefined) {
     // The period's bounds need the zone: ask for the smallest answer that names it.
     const to = new Date(Math.floor(Date.now() / HOUR_MS) * HOUR_MS);
@@ -25,14 +26,16 @@ async function loadPeriod(period: Period): Promise<KpiAnswer> {
     siteZone = first.timezone;
   }
   const range = periodRange(period, Date.now(), siteZone);
-  return api<KpiAnswer>(`/api/v2/kpi?from=${encodeURIComponent(range.from)}&to=${encodeURIComponent(range.to)}`);
+  const window = `from=${encodeURIComponent(range.from)}&to=${encodeURIComponent(range.to)}`;
+  const [kpi, bots] = await Promise.all([api<KpiAnswer>(`/api/v2/kpi?${window}`), api<KpiBotsAnswer>(`/api/v2/kpi/bots?${window}`)]);
+  return { kpi, bots };
 }
 
 /** An instant in the site's time, on the 24-hour clock. */
 const siteTime = (iso: string, timeZone: string) => new Date(iso).toLocaleString(undefined, { timeZone, dateStyle: 'medium', timeStyle: 'short', hourCycle: 'h23' });
 const share = (v: number) => `${Math.round(v * 100)} %`;
 const count = (v: number) => String(Math.round(v * 10) / 10);
-const duration = (v: number) => (v >= 120 ? `${(v / 60).toFixed(v >= 600 ? 0 : 1)} min` : `${Math.round(v)} s`);
+const duration = (v: number) => (v >= 7200 ? `${(v / 3600).toFixed(1)} h` : v >= 120 ? `${(v / 60).toFixed(v >= 600 ? 0 : 1)} min` : `${Math.round(v)} s`);
 
 /** The KPI page, for a role with kpi:view. */
 export function KpiPage() {
@@ -44,17 +47,13 @@ export function KpiPage() {
     return () => clearInterval(id);
   }, []);
   const answer = useLoad(() => loadPeriod(period), [period, minute]);
-  const a = answer.data;
+  const a = answer.data?.kpi;
+  const botAnswer = answer.data?.bots;
   const series = useMemo(() => (a ? kpiSeries(a) : undefined), [a]);
   const table = useMemo(() => (a ? balconyTable(a) : []), [a]);
-  const csv = useMemo(() => (a ? kpiCsv(a) : undefined), [a]);
-  const [csvUrl, setCsvUrl] = useState<string | undefined>(undefined);
-  useEffect(() => {
-    if (csv === undefined) return;
-    const url = URL.createObjectURL(new Blob([csv], { type: 'text/csv;charset=utf-8' }));
-    setCsvUrl(url);
-    return () => URL.revokeObjectURL(url);
-  }, [csv]);
+  const bots = useMemo(() => (botAnswer ? botTable(botAnswer) : []), [botAnswer]);
+  const csvUrl = useBlobUrl(useMemo(() => (a ? kpiCsv(a) : undefined), [a]));
+  const botsCsvUrl = useBlobUrl(useMemo(() => (botAnswer ? botsCsv(botAnswer) : undefined), [botAnswer]));
 
   const lines = useMemo(() => series && {
     throughput: [
@@ -77,7 +76,7 @@ export function KpiPage() {
       offline_seconds: t.offline_seconds + h.offline_seconds, idle_seconds: t.idle_seconds + h.idle_seconds,
     }), { working_seconds: 0, charging_seconds: 0, faulted_seconds: 0, offline_seconds: 0, idle_seconds: 0 })),
   };
-  const fileName = a ? `kpi-${period}-${a.from.slice(0, 13)}h.csv` : 'kpi.csv';
+  const fileName = (what: string) => `${what}-${period}-${a ? a.from.slice(0, 13) : ''}h.csv`;
 
   return (
     <main class="kpi" id="main" tabIndex={-1}>
@@ -86,7 +85,8 @@ export function KpiPage() {
         <div role="group" aria-label="Period" class="periods">
           {PERIODS.map((p) => <button aria-pressed={p.id === period} onClick={() => setPeriod(p.id)}>{p.label}</button>)}
         </div>
-        {csvUrl && <a class="button-link" href={csvUrl} download={fileName} data-testid="csv">Download CSV</a>}
+        {csvUrl && <a class="button-link" href={csvUrl} download={fileName('kpi')} data-testid="csv">Download CSV</a>}
+        {botsCsvUrl && <a class="button-link" href={botsCsvUrl} download={fileName('kpi-bots')} data-testid="bots-csv">Bots CSV</a>}
       </div>
       {answer.error && <p class="error" role="alert">{answer.error}</p>}
       {a && <p class="small" data-testid="kpi-range">{siteTime(a.from, a.timezone)} to {siteTime(a.to, a.timezone)} ({a.timezone}); figures of {siteTime(a.generated_at, a.timezone)}</p>}
@@ -124,7 +124,35 @@ export function KpiPage() {
           {a.errors.by_code.length > 0 && <p class="small" data-testid="error-codes">Errors: {a.errors.by_code.map((e) => `${e.code} × ${e.count}`).join(', ')}</p>}
         </section>
       )}
+      {a && (
+        <details class="card bots-table">
+          <summary><h2>Bots ({bots.length}), the least available first</h2></summary>
+          <table data-testid="bot-table">
+            <thead><tr><th scope="col">Bot</th><th scope="col">Available</th><th scope="col">Working</th><th scope="col">Charging</th><th scope="col">Faulted</th><th scope="col">Offline</th><th scope="col">Idle</th></tr></thead>
+            <tbody>
+              {bots.map((b) => (
+                <tr key={b.bot_id} data-testid="bot-row">
+                  <th scope="row">{b.bot_id}</th><td>{b.availability === null ? '—' : `${percent(b.availability)} %`}</td>
+                  <td>{duration(b.working_seconds)}</td><td>{duration(b.charging_seconds)}</td><td>{duration(b.faulted_seconds)}</td><td>{duration(b.offline_seconds)}</td><td>{duration(b.idle_seconds)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </details>
+      )}
       {!a && !answer.error && <p class="loading">Loading…</p>}
     </main>
   );
+}
+
+/** An object URL of `text` as a CSV file while the text lasts (a download link's href); revoked when it changes. */
+function useBlobUrl(text: string | undefined): string | undefined {
+  const [url, setUrl] = useState<string | undefined>(undefined);
+  useEffect(() => {
+    if (text === undefined) return;
+    const made = URL.createObjectURL(new Blob([text], { type: 'text/csv;charset=utf-8' }));
+    setUrl(made);
+    return () => URL.revokeObjectURL(made);
+  }, [text]);
+  return url;
 }

@@ -111,11 +111,14 @@ t.test('the KPI page: plots drawn, the balcony table as the API answers, the CSV
   await page.getByTestId('balcony-table').waitFor();
 
   // The last 7 days hold the whole workload even when it ran across the site's midnight.
-  const [response] = await Promise.all([
+  const [response, botsResponse] = await Promise.all([
     page.waitForResponse((r) => /\/api\/v2\/kpi\?from=/.test(r.url()) && r.request().method() === 'GET'),
+    page.waitForResponse((r) => /\/api\/v2\/kpi\/bots\?from=/.test(r.url()) && r.request().method() === 'GET'),
     page.getByRole('button', { name: 'Last 7 days' }).click(),
   ]);
   const shown = (await response.json()) as Answer;
+  const shownBots = (await botsResponse.json()) as { from: string; to: string; bots: { bot_id: number; working_seconds: number; charging_seconds: number; faulted_seconds: number; offline_seconds: number; idle_seconds: number }[] };
+  t.same([shownBots.from, shownBots.to], [shown.from, shown.to], 'the bots for the same window');
   const succeeded = (await get('/api/v2/requests?status__eq=SUCCEEDED&size=1')).total as number;
   const hours = (Date.parse(shown.to) - Date.parse(shown.from)) / 3_600_000;
   t.ok(hours > 6 * 24 && hours <= 8 * 24, `7 days and the hour under way asked for (${hours} hours)`);
@@ -181,7 +184,21 @@ t.test('the KPI page: plots drawn, the balcony table as the API answers, the CSV
   }
   t.equal(last[header.indexOf('requests_done')], String(shown.requests.done));
 
-  // The picture for docs/console.md: today, with the workload's hour.
+  // The table per bot: every bot of the site, its availability as the answer's seconds give it.
+  await page.getByText('the least available first').click();
+  const botRows = await page.getByTestId('bot-row').evaluateAll((trs) => trs.map((tr) => [...(tr as any).children].slice(0, 2).map((c: any) => String(c.textContent).trim())));
+  t.equal(botRows.length, (await get('/api/v2/bots')).length, 'a row for every bot');
+  const availability = new Map(shownBots.bots.map((b) => {
+    const total = b.working_seconds + b.charging_seconds + b.faulted_seconds + b.offline_seconds + b.idle_seconds;
+    return [String(b.bot_id), total > 0 ? `${((1 - (b.faulted_seconds + b.offline_seconds) / total) * 100).toFixed(1)} %` : '—'];
+  }));
+  t.same(botRows, botRows.map(([id]) => [id, availability.get(id!)]), 'each bot\'s availability from the answer');
+  const [botsDownload] = await Promise.all([page.waitForEvent('download'), page.getByTestId('bots-csv').click()]);
+  const botsCsv = readFileSync((await botsDownload.path())!, 'utf8').trimEnd().split('\r\n').slice(1).map((l) => l.split(',').slice(0, 2));
+  t.same(botsCsv, botRows.map(([id, a]) => [id, a === '—' ? '' : a!.replace(' %', '')]), 'the bots CSV as the table, in its order');
+
+  // The picture for docs/console.md: today, with the workload's hour, the bots folded away.
+  await page.getByText('the least available first').click();
   await page.getByRole('button', { name: 'Today' }).click();
   await page.getByRole('button', { name: 'Today', pressed: true }).waitFor();
   await page.getByTestId('plot-throughput').waitFor();

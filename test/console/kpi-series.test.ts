@@ -2,7 +2,7 @@
 // bounds in the site's timezone, the plots' series, the table per balcony and the CSV.
 import t from 'tap';
 import {
-  balconyTable, botAvailability, busyShare, kpiCsv, kpiSeries, localTime, loneValues, periodRange, startOfDay, type BalconyHour, type KpiAnswer,
+  balconyTable, botAvailability, botsCsv, botTable, busyShare, kpiCsv, kpiSeries, localTime, loneValues, periodRange, startOfDay, type BalconyHour, type KpiAnswer,
 } from '../../browser/console/kpi-series.js';
 
 t.test('period bounds: local midnights as whole UTC hours', async (t) => {
@@ -115,4 +115,16 @@ t.test('lone values: those a line cannot join', async (t) => {
     [[], []], [[1], [0]], [[null, 2, null], [1]], [[1, 2, 3], []], [[1, null, 3], [0, 2]], [[null, null, 0, null, 4, 5], [2]], [[0, 0], []],
   ];
   for (const [values, want] of cases) t.same(loneValues(values), want, JSON.stringify(values));
+});
+
+t.test('the table per bot: the least available first, and its CSV', async (t) => {
+  const bot = (bot_id: number, working: number, faulted: number, offline: number) => ({ bot_id, working_seconds: working, charging_seconds: 0, faulted_seconds: faulted, offline_seconds: offline, idle_seconds: 0 });
+  const answer = { from: HOURS[0]!, to: HOURS[2]!, bots: [bot(1, 3600, 0, 0), bot(2, 1800, 1800, 0), bot(3, 0, 0, 0), bot(4, 2700, 0, 900.4), bot(5, 1800, 0, 1800)] };
+  const rows = botTable(answer);
+  t.same(rows.map((r) => [r.bot_id, r.availability]), [[2, 0.5], [5, 0.5], [4, 2700 / 3600.4], [1, 1], [3, null]]);
+  t.same(botsCsv(answer).split('\r\n'), [
+    'bot_id,availability_percent,working_seconds,charging_seconds,faulted_seconds,offline_seconds,idle_seconds',
+    '2,50.0,1800,0,1800,0,0', '5,50.0,1800,0,0,1800,0', '4,75.0,2700,0,0,900,0', '1,100.0,3600,0,0,0,0', '3,,0,0,0,0,0', '',
+  ]);
+  t.same(botTable({ from: HOURS[0]!, to: HOURS[2]!, bots: [] }), []);
 });

@@ -1,7 +1,7 @@
 // KPIs kept by the store's hooks: a scripted run of job, request, bot and event writes against
 // a real store gives the figures the script expects; a refused write counts nothing; the
 // figures survive closing and reopening the store; pruning drops whole hours by key range.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -62,7 +62,7 @@ async function script(store: Store): Promise<void> {
 }
 
 /** What the script should give, read at 11:30 for the hours 10:00 and 11:00. */
-function check(t: Tap.Test, kpi: Kpi): void {
+function check(t: Test, kpi: Kpi): void {
   const now = T0 + 90 * M;
   const w = kpi.window(T0, T0 + 120 * M, now);
   t.same(w.hours, [T0, T0 + 60 * M]);
