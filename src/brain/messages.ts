@@ -9,6 +9,9 @@ import type { SiteLayout } from '../domain/site/layout.js';
 import type { StorageStatus } from '../domain/system/control.js';
 import type { BotEvent, CommandOutcome, LineStatus } from '../lines/events.js';
 import type { Command } from '../native/link.js';
+import type { BucketCopy } from '../domain/figures/buckets.js';
+import type { JobStatus, JobType } from '../domain/requests/vocabulary.js';
+import type { WaitingFor } from '../domain/requests/records.js';
 
 /** What the brain reads from the settings; main sends it again whenever a setting changes. */
 export interface BrainSettings {
@@ -31,6 +34,36 @@ export interface BrainInit {
   commits: MessagePort;
 }
 
+/** A level planner's figures (its `stats()`): counters since the planner started, step times over its latest steps. */
+export interface PlannerFigures {
+  level_id: number;
+  steps: number;
+  /** Step planning time in ms over the latest 4096 steps, and the longest since start. */
+  step_ms: { p50: number; p99: number; max: number };
+  stalls: number;
+  escapes: number;
+  over_budget: number;
+}
+
+/**
+ * What the brain's thread reports for /metrics every few seconds: counters and histograms
+ * cumulative since the thread started, gauges as they are now. The main thread keeps the
+ * latest, so a scrape reads it without asking the thread anything.
+ */
+export interface BrainFigures {
+  /** Time of each dispatch pass, in seconds. */
+  pass_seconds: BucketCopy;
+  /** The commits of the brain's thread: their time in seconds and their writes. */
+  commit_seconds: BucketCopy;
+  commit_writes: BucketCopy;
+  slow_commits: number;
+  /** Open jobs by type and status. */
+  jobs: { type: JobType; status: JobStatus; count: number }[];
+  /** Open jobs that wait, by what they wait for. */
+  waiting: { reason: WaitingFor; count: number }[];
+  planners: PlannerFigures[];
+}
+
 export type ToBrain =
   | { type: 'settings'; settings: BrainSettings }
   | { type: 'log-level'; level: Config['log_level'] }
@@ -42,6 +75,7 @@ export type ToBrain =
 export type FromBrain =
   | { type: 'ready' }
   | { type: 'status'; status: StorageStatus }
+  | { type: 'figures'; figures: BrainFigures }
   | { type: 'log'; line: string }
   | { type: 'send'; id: number; levelId: number; node: number; command: Command; timeoutMs: number }
   | { type: 'result'; id: number; result?: unknown; error?: string };

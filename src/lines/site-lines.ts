@@ -33,6 +33,21 @@ interface LevelLine {
   status: LineStatus;
 }
 
+/** A line's state and counters (SiteLines.figures). */
+export interface LineFigures {
+  level_id: number;
+  up: boolean;
+  /** Good frames decoded, and frames written. */
+  frames_in: number;
+  frames_out: number;
+  /** Frames dropped for a bad CRC. */
+  crc_errors: number;
+  /** Frames dropped for any other fault of the protocol (framing, length, version, type, payload, address, unexpected). */
+  protocol_errors: number;
+  /** Times the device was opened again after the first open. */
+  reconnects: number;
+}
+
 /** Hears a line's state; `change` is set when it is news for the event log (one down per outage, one up after it). */
 export type LineListener = (status: LineStatus, change: LineChange) => void;
 
@@ -173,6 +188,22 @@ export class SiteLines {
   onBot(listener: (event: BotEvent) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /** Each line's state and counters, for /metrics (counters restart when a line moves to another device). */
+  figures(): LineFigures[] {
+    const out: LineFigures[] = [];
+    for (const line of this.lines.values()) {
+      const s = line.link.stats();
+      const d = s.dropped;
+      out.push({
+        level_id: line.levelId, up: line.status.up, frames_in: s.framesIn, frames_out: s.framesOut, crc_errors: d.crc,
+        protocol_errors: d.oversize + d.framing + d.short + d.version + d.length + d.type + d.payload + d.address + d.unexpected,
+        // The first open is not a reconnection.
+        reconnects: Math.max(0, line.transport.stats.opens - 1),
+      });
+    }
+    return out;
   }
 
   /** Link counters per level, for diagnostics. */

@@ -13,7 +13,7 @@ import type { BrainControl, StorageStatus } from '../../domain/system/control.js
 import { shareCommits, type SharedStore } from '../../domain/system/shared-store.js';
 import type { Logger } from '../../log/logger.js';
 import type { SiteLines } from '../../lines/site-lines.js';
-import type { BrainInit, BrainSettings, FromBrain, ToBrain } from '../messages.js';
+import type { BrainFigures, BrainInit, BrainSettings, FromBrain, ToBrain } from '../messages.js';
 
 export interface BrainHostDeps {
   config: Config;
@@ -51,6 +51,7 @@ const LEVELS: Record<number, 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fa
 export class BrainHost implements BrainControl {
   private worker: Worker | undefined;
   private status: StorageStatus = 'OFF';
+  private latest: BrainFigures | undefined;
   private nextCall = 1;
   private readonly calls = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   /** Ends what the current worker is wired to: bot and line news, the commit bridge. */
@@ -143,6 +144,11 @@ export class BrainHost implements BrainControl {
     return this.status;
   }
 
+  /** The figures the brain's thread posted last (undefined before its first), for /metrics: reading them never asks the thread. */
+  figures(): BrainFigures | undefined {
+    return this.latest;
+  }
+
   /** Bots a charge-all would send to charge (asked of the brain). */
   async chargeAllCandidates(force: boolean): Promise<number[]> {
     if (!this.worker) return [];
@@ -170,6 +176,9 @@ export class BrainHost implements BrainControl {
     switch (m.type) {
       case 'status':
         this.status = m.status;
+        break;
+      case 'figures':
+        this.latest = m.figures;
         break;
       case 'log':
         this.relog(m.line);

@@ -32,6 +32,7 @@ import type { LevelMotion } from './motion/motion.js';
 import { decide } from './policy/dispatch.js';
 import type { BrainRadio } from './radio.js';
 import { StorageStatusKeeper } from './storage-status.js';
+import { Buckets, SECONDS_BOUNDS } from '../../domain/figures/buckets.js';
 
 /** The longest pause the pacing of passes puts between two (see wake). */
 const MAX_PASS_GAP_MS = 100;
@@ -72,6 +73,8 @@ interface Level {
 }
 
 export class Brain {
+  /** How long each dispatch pass took, in seconds (for /metrics). */
+  readonly passes = new Buckets(SECONDS_BOUNDS);
   private readonly levels = new Map<number, Level>();
   private timer: NodeJS.Timeout | undefined;
   private passing: Promise<void> | undefined;
@@ -182,6 +185,7 @@ export class Brain {
       .catch((err: unknown) => this.log.error({ err }, 'dispatch pass failed'))
       .finally(() => {
         const ended = performance.now();
+        this.passes.observe((ended - started) / 1000);
         this.nextPassAt = ended + Math.min(2 * (ended - started), MAX_PASS_GAP_MS);
         this.passing = undefined;
         if (this.again) {

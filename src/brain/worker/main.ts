@@ -20,7 +20,7 @@ import { buildSite } from '../../domain/site/load.js';
 import { SystemFlags } from '../../domain/system/flags.js';
 import { onStateChange, openSharedStore, shareCommits } from '../../domain/system/shared-store.js';
 import { createLogger, setLevel } from '../../log/logger.js';
-import { createLevelPlanner } from '../../native/planner.js';
+import { createLevelPlanner, type LevelPlannerStats } from '../../native/planner.js';
 import type { BrainInit, BrainSettings, FromBrain, ToBrain } from '../messages.js';
 import { Brain } from './brain.js';
 import { levelGrid } from './motion/level-grid.js';
@@ -28,6 +28,9 @@ import type { LevelMotion } from './motion/motion.js';
 import { PlannedMotion } from './motion/planned-motion.js';
 import { standsOnItsCell } from './policy/places.js';
 import { BridgedRadio } from './radio.js';
+import { CommitFigures } from '../../domain/figures/commits.js';
+import { SLOW_COMMIT_MS } from '../../storage-watch.js';
+import { BRAIN_FIGURES_MS, brainFigures } from './figures.js';
 
 const port = parentPort!;
 const init = workerData as BrainInit;
@@ -47,6 +50,8 @@ const radio = new BridgedRadio(post);
 const site = buildSite(init.layout);
 const store = await openSharedStore(path.join(init.config.state_dir, 'db'), init.config.store_map_size_bytes);
 const stopBridge = shareCommits(store, init.commits);
+const commits = new CommitFigures(SLOW_COMMIT_MS);
+const stopTiming = store.onCommitHeld(commits.heard);
 const work = new OpenWork(store, site.levels.map((l) => l.id));
 const places = new CarrierPlaces(store);
 const events = new Events(store, Date.now);
@@ -131,6 +136,8 @@ port.on('message', (message: ToBrain) => {
  * flight, then each level's planner thread (no callback after its close), then the store.
  */
 async function stop(): Promise<void> {
+  clearInterval(figuresTimer);
+  stopTiming();
   await brain.stop();
   radio.close();
   for (const m of motion.values()) await m.close();
@@ -152,7 +159,18 @@ async function answer(id: number, method: string, args: unknown[]): Promise<void
   }
 }
 
+/** Posts the figures /metrics shows of this thread. */
+function postFigures(): void {
+  const planners = function* (): Generator<[number, LevelPlannerStats]> {
+    for (const [levelId, m] of motion) if (m.plannerStats) yield [levelId, m.plannerStats()];
+  };
+  post({ type: 'figures', figures: brainFigures({ passes: brain.passes, commits, work, planners }) });
+}
+const figuresTimer = setInterval(postFigures, BRAIN_FIGURES_MS);
+figuresTimer.unref();
+
 await brain.start();
 started = true;
 for (const status of linesAtStart.values()) brain.lineChanged(status);
 post({ type: 'ready' });
+postFigures();

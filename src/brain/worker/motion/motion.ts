@@ -5,6 +5,7 @@
  * planner, the ordering of bots through cells, the motion segments on the radio line) is the
  * business of the implementation behind this interface.
  */
+import type { LevelPlannerStats } from '../../../native/planner.js';
 
 /**
  * What a bot does once it stands on its goal cell. `hold`: it stays there with what it carries,
@@ -64,6 +65,8 @@ export type GoalOutcome = { ok: true } | { ok: false; reason: string; cause: Fai
 
 export interface LevelMotion {
   readonly levelId: number;
+  /** The level planner's counters and step times, where a native planner moves the bots. */
+  plannerStats?(): LevelPlannerStats;
   /** The bots of the level now (those the planner has placed). */
   bots(): MotionBot[];
   /**

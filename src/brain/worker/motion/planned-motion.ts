@@ -17,7 +17,7 @@ import type { Logger } from '../../../log/logger.js';
 import type { Command } from '../../../native/link.js';
 import type { Heading } from '../../../link/protocol/messages.js';
 import { FAULT_BY_NAME, STOPPING_FLAGS } from '../../../link/protocol/faults.js';
-import { type LevelPlanner, type PlannedAction, type PlannerEvent, type PlanState } from '../../../native/planner.js';
+import { type LevelPlanner, type LevelPlannerStats, type PlannedAction, type PlannerEvent, type PlanState } from '../../../native/planner.js';
 import type { BotEvent, BotState, CommandOutcome } from '../../../lines/events.js';
 import { cellFlags, moveStep, plannerHeading } from './level-grid.js';
 import type { FailureCause, GoalOutcome, LevelMotion, MotionBot, MotionGoal, Standing } from './motion.js';
@@ -250,6 +250,10 @@ export class PlannedMotion implements LevelMotion {
     this.logSummary();
     for (const r of this.runs.values()) this.finish(r.id, { ok: false, reason: 'the brain is stopping', cause: 'stopping' });
     await this.o.planner.close();
+  }
+
+  plannerStats(): LevelPlannerStats {
+    return this.o.planner.stats();
   }
 
   /** What the level's planner did so far, for the journal: is the level moving, are bots stuck in jams. */
