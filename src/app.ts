@@ -90,6 +90,8 @@ export interface App {
   requests: Requests;
   brain: BrainHost;
   system: SystemService;
+  /** The figures GET /metrics exposes. */
+  metrics: SiteMetrics;
   /** The radio lines, unless WAREHOUSE_LINKS=off. */
   lines: SiteLines | undefined;
   /** The supervised simulator of the simulated levels, if any. */
@@ -236,6 +238,11 @@ async function assemble(config: Config, logger: Logger, options: AppOptions, und
     lineUp: (levelId) => lines?.lineStates().find((l) => l.level_id === levelId)?.up ?? true,
   });
 
+  const metrics = new SiteMetrics({
+    store, storeDir, slowCommitMs: SLOW_COMMIT_MS, brain: () => brain.figures(), storageStatus: () => system.storageStatus(),
+    lines: () => lines?.figures() ?? [], bots: () => system.bots(),
+  });
+  undo.push(() => metrics.close());
   // The WebSocket streams check a socket's credential again whenever the auth version moves.
   const streamAuth = { authenticate: (headers: Record<string, string>) => auth.authenticate(headers.authorization), version: () => auth.authVersion() };
   const server = new HttpServer({
@@ -251,6 +258,7 @@ async function assemble(config: Config, logger: Logger, options: AppOptions, und
     logger,
     checkResponses: options.checkResponses,
     authenticate: (headers) => auth.authenticate(headers.authorization),
+    meter: metrics.http,
   });
   server.register(
     healthRoute,
@@ -275,12 +283,14 @@ async function assemble(config: Config, logger: Logger, options: AppOptions, und
     botStreamRoute(system, streamAuth),
     ...siteMapRoutes(site),
     ...consoleRoutes(),
+    ...metricsRoutes(metrics),
     ...reportRoutes(new Diagnostics({
       config, store, site, events, logTail: options.logTail, now: Date.now, counts: () => store.counts(), linkStats: lines && (() => lines.stats()),
       settings: () => ({ values: settings.known(), pending_restart: settings.pendingRestart() }),
     })),
   );
 
+  metrics.http.prepare(server.router.routes);
   // The brain first: when the API says it listens, requests are dispatched. A brain that cannot
   // start is retried in the background; the API serves meanwhile.
   undo.push(() => brain.stop());
@@ -328,7 +338,7 @@ async function assemble(config: Config, logger: Logger, options: AppOptions, und
   const statusTimer = setInterval(writeStatus, STATUS_PERIOD_MS).unref();
 
   return {
-    config, server, store, auth, events, settings, site, inventory, view, requests, brain, system, lines, simulator: started?.simulator, tls, port,
+    config, server, store, auth, events, settings, site, inventory, view, requests, brain, system, metrics, lines, simulator: started?.simulator, tls, port,
     async reload() {
       const refuse = async (problems: string[]) => {
         logger.error({ code: 'reload_refused', problems }, 'reload refused; the running configuration and certificate are kept');
@@ -386,6 +396,7 @@ async function assemble(config: Config, logger: Logger, options: AppOptions, und
       stopFollowing();
       await started?.close();
       await auth.close();
+      metrics.close();
       await store.close();
       releaseLock();
     },

@@ -6,6 +6,7 @@
  */
 import { STATUS_CODES } from 'node:http';
 import type { HttpResponse } from './uws.js';
+import type { AnyRoute } from './route.js';
 import { FRAMEWORK_HEADERS, HSTS } from './hardening.js';
 
 const STATUS_LINES = new Map<number, string>();
@@ -29,6 +30,8 @@ export class Exchange {
   bodyPending = false;
   /** Answers of routes that need credentials must not be kept by any cache. */
   noStore = false;
+  /** The route the request matched, once it did (what /metrics counts it under). */
+  route: AnyRoute | undefined = undefined;
   private controller: AbortController | undefined;
   /** The socket was paused (pause()) and not resumed since. */
   private paused = false;

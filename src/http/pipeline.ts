@@ -19,6 +19,7 @@ import { ClientGone, Exchange, JSON_TYPE } from './exchange.js';
 import { coerceQuery, parseQuery, unknownFilters } from './query.js';
 import { ANONYMOUS, Context } from './request-context.js';
 import type { RequestLog } from './request-log.js';
+import type { RequestMeter } from './request-meter.js';
 import { AUTHENTICATED, JsonReply, Reply, type AnyRoute, type Caller, type RequestContext } from './route.js';
 import type { Router } from './router.js';
 import type { TurnBudget } from './turn-budget.js';
@@ -54,6 +55,8 @@ export interface PipelineParts {
   authenticate: Authenticate | undefined;
   /** Check every answer against the route's response schema. */
   checkResponses: boolean;
+  /** Hears every answered request (/metrics). */
+  meter?: RequestMeter;
 }
 
 export class Pipeline {
@@ -65,6 +68,7 @@ export class Pipeline {
   private readonly logger: Logger;
   private readonly authenticate: Authenticate | undefined;
   private readonly checkResponses: boolean;
+  private readonly meter: RequestMeter | undefined;
   private readonly idPrefix = randomBytes(4).toString('hex');
   private idCounter = 0;
   /** Requests taken and not yet answered. */
@@ -80,6 +84,7 @@ export class Pipeline {
     this.logger = parts.logger;
     this.authenticate = parts.authenticate;
     this.checkResponses = parts.checkResponses;
+    this.meter = parts.meter;
   }
 
   /** Adds a route to the table; its schemas are compiled here, once. */
@@ -130,19 +135,21 @@ export class Pipeline {
     }
     exchange.inCallback = false;
     if (typeof result === 'number') {
-      this.finish(method, url, result, requestId, started, exchange.aborted);
+      this.finish(exchange, method, url, result, requestId, started);
       return;
     }
     result.then(
-      (status) => this.finish(method, url, status, requestId, started, exchange.aborted),
-      (err: unknown) => this.finish(method, url, this.fail(exchange, err, requestId, method, url), requestId, started, exchange.aborted),
+      (status) => this.finish(exchange, method, url, status, requestId, started),
+      (err: unknown) => this.finish(exchange, method, url, this.fail(exchange, err, requestId, method, url), requestId, started),
     );
   }
 
-  /** Books the end of a request: the log line, and the drain of a closing server. */
-  private finish(method: string, url: string, status: number, requestId: string, started: number, aborted: boolean): void {
+  /** Books the end of a request: the log line, the meter, and the drain of a closing server. */
+  private finish(exchange: Exchange, method: string, url: string, status: number, requestId: string, started: number): void {
     this.inFlight--;
-    this.requestLog.write(method, url, status, requestId, performance.now() - started, aborted);
+    const ms = performance.now() - started;
+    this.requestLog.write(method, url, status, requestId, ms, exchange.aborted);
+    this.meter?.record(exchange.route, method, status, ms);
     if (this.inFlight === 0) this.drained?.();
   }
 
@@ -161,6 +168,7 @@ export class Pipeline {
       throw new HttpError('method_not_allowed', `${method} is not allowed on ${url}; allowed: ${match.allow.join(', ')}`, { allow: match.allow.join(', ') });
     }
     const c = this.compiled.get(match.route)!;
+    exchange.route = match.route;
 
     const ctx = new Context(match.params, headers, requestId, undefined, exchange, this.logger);
     const needsAuth = this.authenticate !== undefined && c.route.permission !== null;

@@ -10,6 +10,7 @@ import { BodyReader } from './body-intake.js';
 import { Listener } from './listener.js';
 import { COPIED_HEADERS, Pipeline, type Authenticate } from './pipeline.js';
 import { RequestLog } from './request-log.js';
+import type { RequestMeter } from './request-meter.js';
 import type { AnyRoute } from './route.js';
 import { Router } from './router.js';
 import { TurnBudget } from './turn-budget.js';
@@ -35,6 +36,8 @@ export interface ServerOptions {
   uploadQuota?: number;
   /** Upload bytes all callers may have in flight; default 16 × uploadLimit. */
   uploadTotal?: number;
+  /** Hears every answered request (/metrics). */
+  meter?: RequestMeter;
   /** Milliseconds of request handling one event-loop turn may run before the rest wait for the next (TurnBudget); default 8. */
   turnBudgetMs?: number;
 }
@@ -60,6 +63,7 @@ export class HttpServer {
       logger: options.logger,
       authenticate: options.authenticate,
       checkResponses: options.checkResponses ?? false,
+      meter: options.meter,
     });
     this.sockets = new WebSockets({
       prepare: (route, request, exchange) => this.pipeline.prepareUpgrade(route, request, exchange),
