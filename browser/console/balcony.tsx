@@ -43,7 +43,13 @@ export function BalconyScreen(props: { balcony: number; me: Identity }) {
   const requestId = current?.request_id ?? lastRequest;
   const progress = useLoad(() => (requestId ? progressOf(requestId) : Promise.resolve(undefined)), [requestId, pulse]);
   // A packing job names no SKU of its own: what to pack is what the request's picks booked.
-  const packing = useLoad(() => (current?.type === 'PACKING' ? picksOf(current.request_id).then(packLines) : Promise.resolve(undefined)), [current?.id]);
+  const packing = useLoad(() => {
+    if (current?.type !== 'PACKING') return Promise.resolve(undefined);
+    const job = current.id;
+    return picksOf(current.request_id).then((picks) => ({ job, lines: packLines(picks) }));
+  }, [current?.id]);
+  // The last answer stays while the next loads: never show one parcel's lines on another's job.
+  const packLinesNow = packing.data && packing.data.job === current?.id ? packing.data.lines : undefined;
   const reference = progress.data && progress.data.id === current?.request_id && progress.data.counter !== undefined ? `#${progress.data.counter}` : undefined;
   const [message, setMessage] = useState<{ text: string; bad: boolean } | undefined>(undefined);
   const [mode, setMode] = useState<'normal' | 'short' | 'damaged'>('normal');
@@ -107,7 +113,7 @@ export function BalconyScreen(props: { balcony: number; me: Identity }) {
       {current ? (
         <section class="task" aria-labelledby="task-title" data-testid="task">
           <h2 id="task-title" class="verb">{VERB[current.type] ?? current.type}</h2>
-          {current.type === 'PACKING' ? <PackList lines={packing.data} error={packing.error} reference={reference} /> : (
+          {current.type === 'PACKING' ? <PackList lines={packLinesNow} error={packing.error} reference={reference} /> : (
             <>
               {current.quantity !== null && <p class="quantity" data-testid="quantity">{current.quantity} <span>{current.measurement_unit?.toLowerCase() ?? ''}</span></p>}
               {current.sku_id && <p class="sku"><span data-testid="sku">{current.sku_id}</span> {current.sku_name ?? ''}</p>}
