@@ -11,7 +11,8 @@ import path from 'node:path';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { SECONDS_BOUNDS, WRITES_BOUNDS } from '../domain/figures/buckets.js';
 import { CommitFigures } from '../domain/figures/commits.js';
-import { STORAGE_STATUSES, type BotView, type StorageStatus } from '../domain/system/control.js';
+import { STORAGE_STATUSES, type LiveBot, type StorageStatus } from '../domain/system/control.js';
+import { botRecords } from '../domain/bots/records.js';
 import type { BrainFigures } from '../brain/messages.js';
 import type { LineFigures } from '../lines/site-lines.js';
 import { WAITING_FOR } from '../domain/requests/records.js';
@@ -19,6 +20,9 @@ import type { Store } from '../store/store.js';
 import { freeBytes } from '../store/storage-fault.js';
 import { histogramSamples, ReadFamily, type Sample } from './family.js';
 import { HttpFigures } from './http.js';
+
+/** How long a count of the store's free pages is shown before it is counted again. */
+const FREE_PAGES_EVERY_MS = 10_000;
 
 /** What the figures are read from. */
 export interface MetricsSources {
@@ -32,8 +36,8 @@ export interface MetricsSources {
   storageStatus(): StorageStatus;
   /** The radio lines' states and counters (none while the lines are off). */
   lines(): readonly LineFigures[];
-  /** The bots the radio lines know. */
-  bots(): readonly BotView[];
+  /** The bots the radio lines know, as last heard. */
+  bots(): readonly LiveBot[];
 }
 
 export class SiteMetrics {
@@ -45,7 +49,13 @@ export class SiteMetrics {
   private readonly commits: CommitFigures;
   private readonly stops: (() => void)[] = [];
   /** Sources several families read, read once per scrape (each costs tens of microseconds or more). */
-  private scrape: { bots?: readonly BotView[]; lines?: readonly LineFigures[]; freePages?: number } = {};
+  private scrape: { bots?: readonly LiveBot[]; lines?: readonly LineFigures[] } = {};
+  /** The level of each bot in service (on a level in the bot table), read again after a commit that changed the table. */
+  private botsInService: ReadonlySet<number> | undefined;
+  /** Each bot's labels, made once (a scrape of 400 bots would make 1,600 otherwise). */
+  private readonly botLabels = new Map<number, { bot: string; level: string }>();
+  /** The store's free pages and when they were counted: counting reads every database's statistics (about 0.5 ms), and the figure moves slowly. */
+  private freePages = { at: -Infinity, pages: 0 };
   private readonly pageSize: number;
 
   constructor(private readonly s: MetricsSources) {
@@ -54,6 +64,9 @@ export class SiteMetrics {
     collectDefaultMetrics({ register: this.registry });
     this.commits = new CommitFigures(s.slowCommitMs);
     this.stops.push(s.store.onCommitHeld(this.commits.heard));
+    this.stops.push(s.store.onCommit((notice) => {
+      if (notice['bots']) this.botsInService = undefined;
+    }));
     for (const family of [...this.http.families(), ...this.storeFamilies(), ...this.brainFamilies(), ...this.lineFamilies(), ...this.botFamilies()]) {
       family.register(this.registry);
     }
@@ -74,7 +87,7 @@ export class SiteMetrics {
     }
   }
 
-  private bots(): readonly BotView[] {
+  private bots(): readonly LiveBot[] {
     return (this.scrape.bots ??= this.s.bots());
   }
 
@@ -112,7 +125,9 @@ export class SiteMetrics {
         out.push({ labels: {}, value: this.fileBytes() });
       }),
       new ReadFamily('warehouse_store_free_pages', 'Pages of the store\'s file free for later writes', 'gauge', [], (out) => {
-        out.push({ labels: {}, value: this.s.store.pageUse().freePages });
+        const now = performance.now();
+        if (now - this.freePages.at >= FREE_PAGES_EVERY_MS) this.freePages = { at: now, pages: this.s.store.pageUse().freePages };
+        out.push({ labels: {}, value: this.freePages.pages });
       }),
       new ReadFamily('warehouse_store_page_size_bytes', 'Size of one page of the store\'s file (free pages times it: the bytes the file holds free)', 'gauge', [], (out) => {
         out.push({ labels: {}, value: this.pageSize });
@@ -175,16 +190,32 @@ export class SiteMetrics {
   }
 
   private botFamilies(): ReadFamily[] {
-    const bot = (fn: (b: BotView) => number) => (out: Sample[]) => {
-      for (const b of this.bots()) out.push({ labels: { bot: b.id, level: b.level_id }, value: fn(b) });
+    const bot = (fn: (b: LiveBot) => number) => (out: Sample[]) => {
+      for (const b of this.bots()) out.push({ labels: this.labelsOf(b), value: fn(b) });
     };
     const labels = ['bot', 'level'];
     return [
       new ReadFamily('warehouse_bot_online', 'Whether a bot answers on its radio line', 'gauge', labels, bot((b) => (b.online ? 1 : 0))),
       new ReadFamily('warehouse_bot_battery_ratio', 'A bot\'s battery level, 0 to 1', 'gauge', labels, bot((b) => b.battery_level / 100)),
       new ReadFamily('warehouse_bot_charging', 'Whether a bot is charging', 'gauge', labels, bot((b) => (b.is_charging ? 1 : 0))),
-      new ReadFamily('warehouse_bot_in_service', 'Whether a bot is on its level in the database (dispatch may give it work)', 'gauge', labels, bot((b) => (b.in_service ? 1 : 0))),
+      new ReadFamily('warehouse_bot_in_service', 'Whether a bot is on its level in the database (dispatch may give it work)', 'gauge', labels, (out) => {
+        const inService = (this.botsInService ??= this.readInService());
+        for (const b of this.bots()) out.push({ labels: this.labelsOf(b), value: inService.has(b.id) ? 1 : 0 });
+      }),
     ];
+  }
+
+  /** The bots on a level in the bot table (GET /bots' in_service). */
+  private readInService(): ReadonlySet<number> {
+    const ids = new Set<number>();
+    for (const b of this.s.store.collection(botRecords).scan()) if (b.level_id !== null) ids.add(b.id);
+    return ids;
+  }
+
+  private labelsOf(b: LiveBot): { bot: string; level: string } {
+    let labels = this.botLabels.get(b.id);
+    if (!labels || labels.level !== String(b.level_id)) this.botLabels.set(b.id, (labels = { bot: String(b.id), level: String(b.level_id) }));
+    return labels;
   }
 
   private fileBytes(): number {
