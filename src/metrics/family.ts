@@ -9,10 +9,20 @@ import { cumulative, type BucketCopy } from '../domain/figures/buckets.js';
 export type FamilyType = 'counter' | 'gauge' | 'histogram';
 export type Labels = Record<string, string | number>;
 
-/** One sample as prom-client's formatter takes it. */
+/** A sample's labels when it has none of its own beside its shared ones. */
+export const NO_LABELS: Labels = Object.freeze({});
+
+/**
+ * One sample as prom-client's formatter takes it. Labels that stay the same from one scrape to
+ * the next (a bot's, a route's) go in `sharedLabels` as an object kept between scrapes:
+ * prom-client caches their text by the object's identity, so a scrape of 400 bots does not
+ * write the same labels again; a sample without them gets NO_LABELS there for the same reason
+ * (prom-client's default is a new empty object, a cache miss every sample).
+ */
 export interface Sample {
   value: number;
   labels: Labels;
+  sharedLabels?: Labels;
   /** For a histogram: `<name>_bucket`, `<name>_sum` or `<name>_count`. */
   metricName?: string;
 }
@@ -34,6 +44,7 @@ export class ReadFamily {
   get(): { name: string; help: string; type: FamilyType; values: Sample[]; aggregator: string } {
     const values: Sample[] = [];
     this.read(values);
+    for (let i = 0; i < values.length; i++) values[i]!.sharedLabels ??= NO_LABELS;
     return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator };
   }
 
@@ -50,9 +61,16 @@ export class ReadFamily {
  */
 export function histogramSamples(out: Sample[], name: string, labels: Labels, bounds: readonly number[], h: BucketCopy | { counts: ArrayLike<number>; sum: number; count: number }): void {
   const running = cumulative(h.counts);
-  for (let i = 0; i < running.length; i++) {
-    out.push({ metricName: `${name}_bucket`, labels: { ...labels, le: i < bounds.length ? bounds[i]! : '+Inf' }, value: running[i]! });
-  }
-  out.push({ metricName: `${name}_sum`, labels, value: h.sum });
-  out.push({ metricName: `${name}_count`, labels, value: h.count });
+  const le = leLabels(bounds);
+  for (let i = 0; i < running.length; i++) out.push({ metricName: `${name}_bucket`, labels: le[i]!, sharedLabels: labels, value: running[i]! });
+  out.push({ metricName: `${name}_sum`, labels: NO_LABELS, sharedLabels: labels, value: h.sum });
+  out.push({ metricName: `${name}_count`, labels: NO_LABELS, sharedLabels: labels, value: h.count });
+}
+
+const leOf = new WeakMap<readonly number[], Labels[]>();
+/** The `le` label of each bucket of these bounds, +Inf last, made once. */
+function leLabels(bounds: readonly number[]): Labels[] {
+  let le = leOf.get(bounds);
+  if (!le) leOf.set(bounds, (le = [...bounds.map((b) => ({ le: b })), { le: '+Inf' }]));
+  return le;
 }

@@ -6,7 +6,7 @@
 import { Buckets, SECONDS_BOUNDS } from '../domain/figures/buckets.js';
 import type { RequestMeter } from '../http/request-meter.js';
 import type { AnyRoute } from '../http/route.js';
-import { histogramSamples, ReadFamily, type Sample } from './family.js';
+import { histogramSamples, NO_LABELS, ReadFamily, type Sample } from './family.js';
 
 /** The status classes counted apart; 1xx goes with 2xx (none is answered through the pipeline). */
 export const STATUS_CLASSES = ['2xx', '3xx', '4xx', '5xx'] as const;
@@ -26,6 +26,12 @@ interface Slot {
   method: string;
   /** Per status class, created on its first request. */
   times: (Buckets | undefined)[];
+  /** Per status class, the labels, made once. */
+  labels: { route: string; method: string; status_class: string }[];
+}
+
+function newSlot(route: string, method: string): Slot {
+  return { route, method, times: [undefined, undefined, undefined, undefined], labels: STATUS_CLASSES.map((status_class) => ({ route, method, status_class })) };
 }
 
 export class HttpFigures implements RequestMeter {
@@ -49,7 +55,7 @@ export class HttpFigures implements RequestMeter {
   families(): ReadFamily[] {
     const labelNames = ['route', 'method', 'status_class'];
     return [
-      new ReadFamily('warehouse_http_requests_total', 'HTTP requests answered, by route template, method and status class', 'counter', labelNames, (out) => this.each((labels, b) => out.push({ labels, value: b.count }))),
+      new ReadFamily('warehouse_http_requests_total', 'HTTP requests answered, by route template, method and status class', 'counter', labelNames, (out) => this.each((labels, b) => out.push({ labels: NO_LABELS, sharedLabels: labels, value: b.count }))),
       new ReadFamily('warehouse_http_request_duration_seconds', 'Time from a request\'s arrival to its answer, by route template, method and status class', 'histogram', labelNames,
         (out: Sample[]) => this.each((labels, b) => histogramSamples(out, 'warehouse_http_request_duration_seconds', labels, SECONDS_BOUNDS, b))),
     ];
@@ -59,14 +65,14 @@ export class HttpFigures implements RequestMeter {
     for (const slot of this.slots) {
       for (let i = 0; i < STATUS_CLASSES.length; i++) {
         const b = slot.times[i];
-        if (b) fn({ route: slot.route, method: slot.method, status_class: STATUS_CLASSES[i]! }, b);
+        if (b) fn(slot.labels[i]!, b);
       }
     }
   }
 
   private routeSlot(route: AnyRoute): Slot {
     // HEAD is answered by the GET route and counted with it.
-    const slot: Slot = { route: route.path, method: route.method, times: [undefined, undefined, undefined, undefined] };
+    const slot = newSlot(route.path, route.method);
     this.byRoute.set(route, slot);
     this.slots.push(slot);
     return slot;
@@ -76,7 +82,7 @@ export class HttpFigures implements RequestMeter {
     const known = KNOWN_METHODS.has(method) ? method : 'other';
     let slot = this.unmatched.get(known);
     if (!slot) {
-      slot = { route: UNMATCHED, method: known, times: [undefined, undefined, undefined, undefined] };
+      slot = newSlot(UNMATCHED, known);
       this.unmatched.set(known, slot);
       this.slots.push(slot);
     }

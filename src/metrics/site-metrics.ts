@@ -18,8 +18,12 @@ import type { LineFigures } from '../lines/site-lines.js';
 import { WAITING_FOR } from '../domain/requests/records.js';
 import type { Store } from '../store/store.js';
 import { freeBytes } from '../store/storage-fault.js';
-import { histogramSamples, ReadFamily, type Sample } from './family.js';
+import { histogramSamples, NO_LABELS, ReadFamily, type Sample } from './family.js';
 import { HttpFigures } from './http.js';
+
+/** The `thread` labels of the store's families, kept between scrapes (family.ts, Sample). */
+const MAIN_THREAD = Object.freeze({ thread: 'main' });
+const BRAIN_THREAD = Object.freeze({ thread: 'brain' });
 
 /** How long a count of the store's free pages is shown before it is counted again. */
 const FREE_PAGES_EVERY_MS = 10_000;
@@ -104,9 +108,9 @@ export class SiteMetrics {
   private storeFamilies(): ReadFamily[] {
     const thread = ['thread'];
     const both = (mine: (out: Sample[], labels: { thread: string }) => void, theirs: (out: Sample[], b: BrainFigures, labels: { thread: string }) => void) => (out: Sample[]) => {
-      mine(out, { thread: 'main' });
+      mine(out, MAIN_THREAD);
       const b = this.s.brain();
-      if (b) theirs(out, b, { thread: 'brain' });
+      if (b) theirs(out, b, BRAIN_THREAD);
     };
     return [
       new ReadFamily('warehouse_store_commit_duration_seconds', 'Time from a commit\'s first write until it was durable, by the thread that committed (main: the API; brain: dispatch)', 'histogram', thread, both(
@@ -191,7 +195,7 @@ export class SiteMetrics {
 
   private botFamilies(): ReadFamily[] {
     const bot = (fn: (b: LiveBot) => number) => (out: Sample[]) => {
-      for (const b of this.bots()) out.push({ labels: this.labelsOf(b), value: fn(b) });
+      for (const b of this.bots()) out.push({ labels: NO_LABELS, sharedLabels: this.labelsOf(b), value: fn(b) });
     };
     const labels = ['bot', 'level'];
     return [
@@ -200,7 +204,7 @@ export class SiteMetrics {
       new ReadFamily('warehouse_bot_charging', 'Whether a bot is charging', 'gauge', labels, bot((b) => (b.is_charging ? 1 : 0))),
       new ReadFamily('warehouse_bot_in_service', 'Whether a bot is on its level in the database (dispatch may give it work)', 'gauge', labels, (out) => {
         const inService = (this.botsInService ??= this.readInService());
-        for (const b of this.bots()) out.push({ labels: this.labelsOf(b), value: inService.has(b.id) ? 1 : 0 });
+        for (const b of this.bots()) out.push({ labels: NO_LABELS, sharedLabels: this.labelsOf(b), value: inService.has(b.id) ? 1 : 0 });
       }),
     ];
   }

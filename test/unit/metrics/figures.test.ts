@@ -25,13 +25,16 @@ t.test('histogram samples: cumulative le buckets ending in +Inf, then sum and co
   b.observe(2);
   const out: Sample[] = [];
   histogramSamples(out, 'x', { a: 'b' }, b.bounds, b);
-  t.same(out, [
-    { metricName: 'x_bucket', labels: { a: 'b', le: 1 }, value: 0 },
-    { metricName: 'x_bucket', labels: { a: 'b', le: 5 }, value: 1 },
-    { metricName: 'x_bucket', labels: { a: 'b', le: '+Inf' }, value: 1 },
-    { metricName: 'x_sum', labels: { a: 'b' }, value: 2 },
-    { metricName: 'x_count', labels: { a: 'b' }, value: 1 },
+  t.same(out.map((s) => ({ name: s.metricName, labels: { ...s.sharedLabels, ...s.labels }, value: s.value })), [
+    { name: 'x_bucket', labels: { a: 'b', le: 1 }, value: 0 },
+    { name: 'x_bucket', labels: { a: 'b', le: 5 }, value: 1 },
+    { name: 'x_bucket', labels: { a: 'b', le: '+Inf' }, value: 1 },
+    { name: 'x_sum', labels: { a: 'b' }, value: 2 },
+    { name: 'x_count', labels: { a: 'b' }, value: 1 },
   ]);
+  const again: Sample[] = [];
+  histogramSamples(again, 'x', out[0]!.sharedLabels!, b.bounds, b);
+  t.equal(again[0]!.labels, out[0]!.labels, 'the le labels are made once, so prom-client\'s text cache finds them');
 });
 
 t.test('status classes', async (t) => {
@@ -47,18 +50,19 @@ t.test('requests: by route template; unmatched ones by method, unknown methods a
   http.record(undefined, 'GET', 404, 1);
   for (let i = 0; i < 100; i++) http.record(undefined, `M${i}`, 501, 1);
   const [requests, times] = http.families();
-  const values = requests!.get().values.map((v) => ({ ...v.labels, value: v.value }));
+  const values = requests!.get().values.map((v) => ({ ...v.sharedLabels, ...v.labels, value: v.value }));
+  t.equal(requests!.get().values[0]!.sharedLabels, requests!.get().values[0]!.sharedLabels, 'a series\' labels are the same object from one scrape to the next');
   t.same(values, [
     { route: '/api/v2/requests/{request_id}/job-graph', method: 'GET', status_class: '2xx', value: 2 },
     { route: '/api/v2/requests/{request_id}/job-graph', method: 'GET', status_class: '4xx', value: 1 },
     { route: 'unmatched', method: 'GET', status_class: '4xx', value: 1 },
     { route: 'unmatched', method: 'other', status_class: '5xx', value: 100 },
   ]);
-  const count = times!.get().values.find((v) => v.metricName === 'warehouse_http_request_duration_seconds_count' && v.labels['status_class'] === '2xx');
+  const count = times!.get().values.find((v) => v.metricName === 'warehouse_http_request_duration_seconds_count' && v.sharedLabels?.['status_class'] === '2xx');
   t.equal(count?.value, 2);
-  const sum = times!.get().values.find((v) => v.metricName === 'warehouse_http_request_duration_seconds_sum' && v.labels['status_class'] === '2xx');
+  const sum = times!.get().values.find((v) => v.metricName === 'warehouse_http_request_duration_seconds_sum' && v.sharedLabels?.['status_class'] === '2xx');
   t.equal(sum?.value, 0.004, 'seconds, not milliseconds');
-  t.equal(SECONDS_BOUNDS.length + 3, times!.get().values.filter((v) => v.labels['status_class'] === '2xx').length, 'each bound, +Inf, sum and count');
+  t.equal(SECONDS_BOUNDS.length + 3, times!.get().values.filter((v) => v.sharedLabels?.['status_class'] === '2xx').length, 'each bound, +Inf, sum and count');
 });
 
 t.test('commits: time, writes and the slow ones', async (t) => {
