@@ -81,7 +81,12 @@ cp package.json package-lock.json README.md "$tree/"
 cp firmware-protocol/messages.json "$tree/firmware-protocol/"
 cp systemd/README.md systemd/warehouse-controller.service systemd/warehouse-controller.sysusers.conf "$tree/systemd/"
 # The technician's guide is written elsewhere; it comes along once it exists.
-if [ -f docs/operations.md ]; then cp docs/operations.md "$tree/docs/"; else rmdir "$tree/docs"; fi
+if [ -f docs/operations.md ]; then cp docs/operations.md "$tree/docs/"; fi
+# For the site's monitoring: how to scrape /metrics, what each family means, the alert rules, and
+# the Grafana dashboard to import.
+mkdir -p "$tree/docs/monitoring"
+cp docs/monitoring.md "$tree/docs/"
+cp docs/monitoring/grafana-warehouse-controller.json "$tree/docs/monitoring/"
 cp scripts/install.sh "$tree/install.sh"
 chmod 0755 "$tree/install.sh"
 

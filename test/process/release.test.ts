@@ -85,6 +85,8 @@ t.test('the tarball holds a complete manifest, the run-time files and production
     'systemd/warehouse-controller.service',
     'systemd/warehouse-controller.sysusers.conf',
     'systemd/README.md',
+    'docs/monitoring.md',
+    'docs/monitoring/grafana-warehouse-controller.json',
     'install.sh',
     'VERSION',
     'runtime/bin/node',
