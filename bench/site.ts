@@ -17,6 +17,8 @@
 //   request lead time p50/p95                  request created -> SUCCEEDED
 //   balcony-bound limit                        carriers per hour if a balcony never waited:
 //                                              3600 / mean person time per presented carrier
+//   KPI kept by the controller                 GET /api/v2/kpi's carriers presented and busy share
+//                                              beside the driver's own, as a ratio
 //   planner, level N                           its steps against the simulated time's (below
 //                                              100 %: bots waited for confirmations, or idled),
 //                                              stalls and escapes (the planners' summaries)
@@ -259,6 +261,18 @@ async function runSite(name: string): Promise<void> {
   console.log(`balconies busy by ${WINDOW_S / 60} simulated minutes  ${windows.join(', ')}`);
   const waitTotal = [...waits.values()].reduce((a, b) => a + b, 0);
   console.log(`ready jobs waiting, by reason (share of samples): ${[...waits].sort((a, b) => b[1] - a[1]).slice(0, 6).map(([k, v]) => `${k} ${((v / waitTotal) * 100).toFixed(0)} %`).join(', ')}`);
+  // What the controller kept itself (GET /api/v2/kpi, the KPI page's source) beside what this
+  // driver saw: the counts must agree; the busy shares differ by the driver's sampling.
+  const kpi = (await c.get(`/api/v2/kpi?from=${new Date(started - 3_600_000).toISOString()}`)).json as {
+    balconies: { balcony_id: number; hours: { carriers_presented: number; busy_seconds: number; idle_seconds: number }[] }[];
+  };
+  const kept = new Map(kpi.balconies.map((b) => [b.balcony_id, b.hours.reduce((n, h) => ({ presented: n.presented + h.carriers_presented, busy: n.busy + h.busy_seconds, elapsed: n.elapsed + h.busy_seconds + h.idle_seconds }), { presented: 0, busy: 0, elapsed: 0 })]));
+  const keptPresented = balconies.reduce((n, b) => n + (kept.get(b)?.presented ?? 0), 0);
+  const seen = balconies.reduce((n, b) => n + (presented.get(b) ?? 0), 0);
+  const keptBusy = avg(balconies.map((b) => (kept.get(b)?.busy ?? 0) / Math.max(1, kept.get(b)?.elapsed ?? 0)));
+  // The controller's hours run from its start, a few seconds before this driver's first request.
+  console.log(`KPI kept by the controller               carriers presented ${keptPresented} against ${seen} seen here (${(keptPresented / Math.max(1, seen)).toFixed(3)}); `
+    + `balconies busy ${(keptBusy * 100).toFixed(1)} % against ${((1 - avg(idle)) * 100).toFixed(1)} % (${(keptBusy / Math.max(1e-9, 1 - avg(idle))).toFixed(3)})`);
   c.close();
   await app.close();
   // A level's clock: below 100 % its bots waited for the controller (confirmations late, which
