@@ -260,8 +260,12 @@ async function assemble(config: Config, logger: Logger, options: AppOptions, und
     authenticate: (headers) => auth.authenticate(headers.authorization),
     meter: metrics.http,
   });
+  const kpi = new Kpi({ store, balconyIds: [...new Set(site.balconies.map((b) => b.id))] });
+  await kpi.begin(Date.now());
+  metrics.balconies(() => kpi.balconyTotals(Date.now()));
   server.register(
     healthRoute,
+    ...kpiRoutes(kpi, timeZone),
     ...docsRoutes(() => server.router.routes, API_INFO),
     ...authRoutes(auth, {
       timeZone, maxPageSize,

@@ -44,6 +44,13 @@ export interface MetricsSources {
   bots(): readonly LiveBot[];
 }
 
+/** One balcony's figures, as the KPI service gives them. */
+export interface BalconyTotal {
+  balcony_id: number;
+  carriers_presented_total: number;
+  busy_share_this_hour: number;
+}
+
 export class SiteMetrics {
   /** The content type of the exposition (text format 0.0.4). */
   readonly contentType: string;
@@ -61,6 +68,7 @@ export class SiteMetrics {
   /** The store's free pages and when they were counted: counting reads every database's statistics (about 0.5 ms), and the figure moves slowly. */
   private freePages = { at: -Infinity, pages: 0 };
   private readonly pageSize: number;
+  private balconySource: (() => readonly BalconyTotal[]) | undefined;
 
   constructor(private readonly s: MetricsSources) {
     this.contentType = this.registry.contentType;
@@ -71,14 +79,14 @@ export class SiteMetrics {
     this.stops.push(s.store.onCommit((notice) => {
       if (notice['bots']) this.botsInService = undefined;
     }));
-    for (const family of [...this.http.families(), ...this.storeFamilies(), ...this.brainFamilies(), ...this.lineFamilies(), ...this.botFamilies()]) {
+    for (const family of [...this.http.families(), ...this.storeFamilies(), ...this.brainFamilies(), ...this.lineFamilies(), ...this.botFamilies(), ...this.balconyFamilies()]) {
       family.register(this.registry);
     }
   }
 
-  /** Adds families of another source (the balconies' figures). */
-  add(...families: ReadFamily[]): void {
-    for (const family of families) family.register(this.registry);
+  /** Reads the balconies' figures from `source` (the KPI service's balconyTotals); without one their families have no series. */
+  balconies(source: () => readonly BalconyTotal[]): void {
+    this.balconySource = source;
   }
 
   /** The text exposition of every family, as of now. */
@@ -206,6 +214,16 @@ export class SiteMetrics {
         const inService = (this.botsInService ??= this.readInService());
         for (const b of this.bots()) out.push({ labels: NO_LABELS, sharedLabels: this.labelsOf(b), value: inService.has(b.id) ? 1 : 0 });
       }),
+    ];
+  }
+
+  private balconyFamilies(): ReadFamily[] {
+    const balcony = (fn: (b: BalconyTotal) => number) => (out: Sample[]) => {
+      for (const b of this.balconySource?.() ?? []) out.push({ labels: { balcony: b.balcony_id }, value: fn(b) });
+    };
+    return [
+      new ReadFamily('warehouse_balcony_carriers_presented_total', 'Carriers presented at a balcony for a person to work on, since the controller began keeping its KPIs', 'counter', ['balcony'], balcony((b) => b.carriers_presented_total)),
+      new ReadFamily('warehouse_balcony_busy_ratio', 'Share of the current hour so far a balcony was busy (work waiting there for a person), 0 to 1', 'gauge', ['balcony'], balcony((b) => b.busy_share_this_hour)),
     ];
   }
 

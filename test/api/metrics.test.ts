@@ -39,6 +39,8 @@ export const FAMILIES: Record<string, { type: ParsedFamily['type']; labels: stri
   warehouse_bot_battery_ratio: { type: 'GAUGE', labels: ['bot', 'level'] },
   warehouse_bot_charging: { type: 'GAUGE', labels: ['bot', 'level'] },
   warehouse_bot_in_service: { type: 'GAUGE', labels: ['bot', 'level'] },
+  warehouse_balcony_carriers_presented_total: { type: 'COUNTER', labels: ['balcony'] },
+  warehouse_balcony_busy_ratio: { type: 'GAUGE', labels: ['balcony'] },
 };
 
 /** Families of prom-client's default collectors the docs and the dashboard use. */
@@ -102,6 +104,11 @@ t.test('brain, planner, line and bot figures of the running demo site', async (t
   t.equal(value(families.get('warehouse_storage_status'), { status: 'RUNNING' })?.value, '1');
   t.equal(families.get('warehouse_storage_status')!.metrics.filter((m) => m.value === '1').length, 1, 'one status at a time');
   t.ok(Number(value(families.get('warehouse_store_commit_duration_seconds'), { thread: 'brain' })?.count) > 0, 'the brain thread\'s commits');
+  // The KPI service's figures: the demo's four balconies, the same as GET /api/v2/kpi would say.
+  const totals = (await a.admin.request('/metrics')).text;
+  const balconies = new Map(parsePrometheusText(totals).map((f) => [f.name, f]));
+  t.same(balconies.get('warehouse_balcony_busy_ratio')!.metrics.map((m) => m.labels?.balcony).sort(), ['1', '2', '3', '4'], 'one series per balcony');
+  for (const m of balconies.get('warehouse_balcony_busy_ratio')!.metrics) t.ok(Number(m.value) >= 0 && Number(m.value) <= 1, 'a share');
 });
 
 t.test('a request is counted under its route template, never its raw path', async (t) => {

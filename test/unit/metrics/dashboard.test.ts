@@ -30,6 +30,7 @@ async function exposedSeries(t: Test): Promise<Set<string>> {
     lines: () => [{ level_id: 1, up: true, frames_in: 1, frames_out: 1, crc_errors: 0, protocol_errors: 0, reconnects: 0 }],
     bots: () => [{ id: 1, level_id: 1, battery_level: 50, is_charging: false, carrier_held: false, online: true, x: 0, y: 0, heading: 'NORTH' }],
   });
+  metrics.balconies(() => [{ balcony_id: 1, carriers_presented_total: 3, busy_share_this_hour: 0.5 }]);
   metrics.http.record({ method: 'GET', path: '/api/v2/health' } as never, 'GET', 200, 1);
   t.teardown(async () => {
     metrics.close();
