@@ -331,6 +331,8 @@ export class Fuzzer {
     if (op.id === 'DELETE /api/v2/bot' && /are unknown or have open requests/.test(msg)) return true;
     // Two path ids that must differ: a rule across parameters, which no schema keyword states.
     if (op.id === 'POST /api/v2/box/swap/{source_box_id}/{target_box_id}' && /cannot be swapped with itself/.test(msg)) return true;
+    // A KPI window's bounds against each other (from before to, at most 31 days): a rule across parameters too.
+    if (op.id.startsWith('GET /api/v2/kpi') && /from must be before to|the window spans more than/.test(msg)) return true;
     return false;
   }
 
