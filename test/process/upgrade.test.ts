@@ -292,6 +292,15 @@ async function snapshot(c: Client, lastEvent?: number): Promise<{ lists: Snapsho
  * What differs from `before` to `after`, record by record and field by field. `ignore` names
  * fields a reading changes (the last use of the key that reads).
  */
+/** Permissions this release added to the catalogue: the seeded roles gain them on its first start. */
+const ADDED_PERMISSIONS = new Set(['kpi:view', 'metrics:view']);
+/** A permission list, or a role holding one, as the previous release would show it. */
+function withoutAddedPermissions(value: unknown): unknown {
+  if (Array.isArray(value) && value.every((v) => typeof v === 'string')) return value.filter((v) => !ADDED_PERMISSIONS.has(v));
+  if (value && typeof value === 'object' && Array.isArray((value as Rec).permissions)) return { ...(value as Rec), permissions: withoutAddedPermissions((value as Rec).permissions) };
+  return value;
+}
+
 function differences(before: Snapshot, after: Snapshot, ignore: (list: string, record: Rec, field: string) => boolean = () => false): string[] {
   const out: string[] = [];
   for (const [list, old] of Object.entries(before)) {
@@ -307,7 +316,7 @@ function differences(before: Snapshot, after: Snapshot, ignore: (list: string, r
         if (!(field in b)) out.push(`${list} ${key}: field ${field} lost (was ${JSON.stringify(a[field])})`);
         else if (!(field in a)) {
           if (!ALLOWED_NEW_FIELDS[list]?.includes(field)) out.push(`${list} ${key}: new field ${field} = ${JSON.stringify(b[field])}, which no migration documents`);
-        } else if (!isDeepStrictEqual(a[field], b[field])) out.push(`${list} ${key}: ${field} was ${JSON.stringify(a[field])}, is ${JSON.stringify(b[field])}`);
+        } else if (!isDeepStrictEqual(a[field], withoutAddedPermissions(b[field]))) out.push(`${list} ${key}: ${field} was ${JSON.stringify(a[field])}, is ${JSON.stringify(b[field])}`);
       }
     }
     for (const key of now.keys()) if (!old.has(key)) out.push(`${list} ${key}: appeared`);
