@@ -4,22 +4,17 @@
 // its plots, show per balcony what GET /api/v2/kpi answers and what the workload did, and
 // offer the same figures as CSV. Only a role with kpi:view is offered the page.
 // CONSOLE_SCREENSHOTS=docs/console saves the page's picture there (docs/console.md shows it).
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t from 'tap';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { startAdminApp, type AdminApp } from '../helpers/app.js';
 import { until } from '../helpers/until.js';
+import { launchChromium, newUser, skipWithoutChromium } from '../helpers/console-browser.js';
 import { buildConsole } from '../../scripts/build-console.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-if (!existsSync(CHROMIUM)) {
-  t.comment(`skipped: no Chromium at ${CHROMIUM} (.ci/run installs Debian's chromium)`);
-  t.pass('nothing to drive');
-  t.end();
-  process.exit(0);
-}
+skipWithoutChromium();
 t.setTimeout(300_000);
 
 const shots = process.env.CONSOLE_SCREENSHOTS ?? mkdtempSync(path.join(tmpdir(), 'wh-kpi-shots-'));
@@ -31,22 +26,10 @@ let browser: Browser;
 const get = async (p: string) => (await a.admin.get(p)).json;
 const url = (hash = '') => `https://127.0.0.1:${a.app.port}/console${hash}`;
 
-/** Creates a user with a role and a password through the API, as an administrator would. */
-async function newUser(role_id: string): Promise<{ email: string; password: string }> {
-  const email = `${role_id}-${Date.now()}@example.com`;
-  const created = await a.admin.post('/api/v2/auth/create_account', { username: `${role_id} on shift`, email, role_id });
-  if (created.status !== 201) throw new Error(created.text);
-  const dir = path.join(a.stateDir, 'password-resets');
-  const code = readdirSync(dir).map((f) => JSON.parse(readFileSync(path.join(dir, f), 'utf8'))).find((e) => e.email === email).code;
-  const password = 'Balcony-Shift-42';
-  const reset = await a.client.post('/api/v2/auth/reset_password', { email, new_password: password, otp: code });
-  if (reset.status !== 200) throw new Error(reset.text);
-  return { email, password };
-}
 
 /** A fresh tab signed in as a new user of `role_id`. */
 async function signedIn(role_id: string): Promise<{ context: BrowserContext; page: Page }> {
-  const user = await newUser(role_id);
+  const user = await newUser(a, role_id);
   const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1400, height: 900 }, colorScheme: 'light', acceptDownloads: true });
   const page = await context.newPage();
   page.setDefaultTimeout(20_000);
@@ -68,7 +51,7 @@ t.before(async () => {
   await buildConsole();
   a = await startAdminApp({ WAREHOUSE_LINKS: 'on', WAREHOUSE_SIM_SPEED: '4' });
   await until('the demo bots online', async () => (await get('/api/v2/bots')).filter((b: { online: boolean }) => b.online).length === 20, 30_000);
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+  browser = await launchChromium();
 });
 t.teardown(async () => {
   await browser?.close();
