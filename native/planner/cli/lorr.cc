@@ -82,7 +82,8 @@ int runLorr(const Args& a) {
   std::vector<int64_t> robotTask(n, -1);
   std::vector<int32_t> bound(static_cast<size_t>(grid.width) * static_cast<size_t>(grid.height), 0);  // robots heading to a first errand
   uint64_t revealed = 0;
-  auto reveal = [&]() {
+  // The next task of the file (wrapping around it), with its errands' length.
+  auto revealTask = [&]() {
     Task t;
     t.serial = revealed;
     t.line = static_cast<size_t>(revealed % taskCount);
@@ -90,7 +91,10 @@ int runLorr(const Args& a) {
     t.length = 0;
     for (size_t k = 1; k < e.size(); ++k) t.length += manhattan(grid, e[k - 1], e[k]);
     ++revealed;
-    tasks.push_back(t);
+    return t;
+  };
+  auto reveal = [&]() {
+    tasks.push_back(revealTask());
     freeTasks.push_back(tasks.size() - 1);
   };
   std::vector<size_t> freeRobots;
@@ -216,14 +220,7 @@ int runLorr(const Args& a) {
         const size_t slot = static_cast<size_t>(robotTask[bot]);
         robotTask[bot] = -1;
         freeRobots.push_back(bot);
-        Task nt;
-        nt.serial = revealed;
-        nt.line = static_cast<size_t>(revealed % taskCount);
-        const auto& ne = inst.tasks[nt.line];
-        nt.length = 0;
-        for (size_t k = 1; k < ne.size(); ++k) nt.length += manhattan(grid, ne[k - 1], ne[k]);
-        ++revealed;
-        tasks[slot] = nt;
+        tasks[slot] = revealTask();
         freeTasks.push_back(slot);
       }
     }
