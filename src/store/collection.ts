@@ -252,6 +252,19 @@ export class Collection<T> {
     if (this.def.changed && this.derived) this.def.changed(previous, record, this.derived);
   }
 
+  /**
+   * Leaves `key` holding `value` (undefined: no record), index entries with it, as the active
+   * box's replicated batch says: no uniqueness check and no `changed` hook, since the active
+   * box did both and the batch carries what they wrote. Call only inside Store.write.
+   */
+  replicate(key: Key, value: T | undefined): void {
+    this.assertInWrite();
+    const previous = this.records.get(key);
+    if (previous === undefined && value === undefined) return;
+    this.touched(key, () => this.replace(key, value, previous));
+    this.replace(key, previous, value);
+  }
+
   /** Removes a record and its index entries; returns the removed record. Call only inside Store.write. */
   remove(key: Key): T | undefined {
     this.assertInWrite();

@@ -15,6 +15,7 @@ import type { CommitNotices } from './commit-notices.js';
 import { Listeners } from './listeners.js';
 import type { StructureKeeper } from './shared-structures.js';
 import type { FaultState } from './storage-fault.js';
+import { ReplicaWriteRefused, type ReplicationLedger } from './replication.js';
 
 /**
  * What a commit cost: ms its writes ran (on the event loop), ms from their end until the commit
@@ -43,6 +44,8 @@ interface QueuedWrite {
 interface WriteRun {
   after: (() => void)[];
   changed: Map<string, Set<Key>>;
+  /** Keys of the meta database it set or removed. */
+  meta: Set<string>;
   undo: (() => void)[];
   nested: { resolve: () => void; reject: (reason: unknown) => void }[];
   result: unknown;
@@ -51,7 +54,7 @@ interface WriteRun {
 
 /** A write about to run: nothing changed, noted or nested yet. */
 function newRun(): WriteRun {
-  return { after: [], changed: new Map(), undo: [], nested: [], result: undefined, error: undefined };
+  return { after: [], changed: new Map(), meta: new Set(), undo: [], nested: [], result: undefined, error: undefined };
 }
 
 /** Reverses a run's changes back to the first `mark` of them, newest first. */
@@ -90,9 +93,11 @@ export class CommitQueue {
 
   constructor(
     private readonly root: RootDatabase,
+    private readonly meta: Database<unknown, string>,
     private readonly faults: FaultState,
     private readonly notices: CommitNotices,
     private readonly structures: StructureKeeper,
+    private readonly ledger: ReplicationLedger,
   ) {}
 
   /** Whether a write runs now, inside a transaction. */
@@ -127,10 +132,13 @@ export class CommitQueue {
     run.undo.push(undo);
   }
 
-  /** Sets `key` of `db` inside the current write, undone with it. */
-  put(db: Database<unknown, string>, key: string, value: unknown): void {
+  /** Sets `key` of the meta database inside the current write (undefined: removes it), undone with it. */
+  putMeta(key: string, value: unknown): void {
+    const db = this.meta;
     const previous = db.get(key);
-    db.putSync(key, value);
+    if (value === undefined) db.removeSync(key);
+    else db.putSync(key, value);
+    this.run!.meta.add(key);
     this.run!.undo.push(() => (previous === undefined ? db.removeSync(key) : db.putSync(key, previous)));
   }
 
@@ -224,6 +232,8 @@ export class CommitQueue {
     let writesMs = 0;
     let written = 0;
     let savedStructures = false;
+    let seq: number | undefined;
+    const gate = this.ledger.current();
     const offLoop = commitsOffLoop(this.pace, performance.now(), this.offLoopInFlight);
     const runBatch = () => {
       const began = performance.now();
@@ -233,6 +243,7 @@ export class CommitQueue {
         if (!offLoop && performance.now() - began > BATCH_BUDGET_MS) break;
       }
       savedStructures = this.structures.batchWritten();
+      seq = gate && this.ledger.stamp(gate, runs.filter((run) => run.error === undefined));
       written = performance.now();
       writesMs = written - began;
     };
@@ -262,9 +273,9 @@ export class CommitQueue {
       }
       await this.root.flushed;
     } catch (err) {
-      // The disk refused the commit: nothing of the batch is kept.
+      // The disk refused the commit, or this box may not write: nothing of the batch is kept.
       if (savedStructures) this.structures.forget();
-      const error = this.faults.refused(await commitCause(err));
+      const error = err instanceof ReplicaWriteRefused ? err : this.faults.refused(await commitCause(err));
       batch.forEach((write, i) => {
         for (const nested of runs[i]?.nested ?? []) nested.reject(error);
         write.reject(error);
@@ -272,6 +283,19 @@ export class CommitQueue {
       return;
     }
     this.faults.stood();
+    if (gate && seq !== undefined) {
+      try {
+        await gate.durable(seq);
+      } catch (err) {
+        // Kept here but not known to be in the replicated log: not acknowledged, and nothing
+        // announced; the box gives up its lead and takes the log's history again.
+        batch.forEach((write, i) => {
+          for (const nested of runs[i]?.nested ?? []) nested.reject(err);
+          write.reject(err);
+        });
+        return;
+      }
+    }
     // Heard once the commit stands, so a failing listener cannot make it look refused.
     if (this.holdListeners.listening()) this.holdListeners.tell({ writesMs, diskMs: performance.now() - written, onLoop: !offLoop, writes: batch.length });
     const kept = runs.filter((run) => run.error === undefined);

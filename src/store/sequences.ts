@@ -17,14 +17,14 @@ export class Sequences {
     if (!this.queue.inWrite()) throw new Error('nextId must run inside Store.write()');
     const key = `seq:${name}`;
     const next = ((this.meta.get(key) as number | undefined) ?? 0) + 1;
-    this.queue.put(this.meta, key, next);
+    this.queue.putMeta(key, next);
     return next;
   }
 
   /** Makes the next value of sequence `name` larger than `value` (after importing ids). Call only inside a write. */
   raise(name: string, value: number): void {
     if (!this.queue.inWrite()) throw new Error('raiseSequence must run inside Store.write()');
-    if (this.current(name) < value) this.queue.put(this.meta, `seq:${name}`, value);
+    if (this.current(name) < value) this.queue.putMeta(`seq:${name}`, value);
   }
 
   /** The current value of sequence `name` (0 before its first use). */

@@ -11,7 +11,8 @@
  * - `shared-structures.ts`: the field-name lists the records share, kept in the meta database;
  * - `sequences.ts`: named integer sequences;
  * - `migrate.ts`: the schema version and the run of the migrations at open (the steps: `migrations.ts`);
- * - `store-file.ts`: the file as a whole: its hot copy, statistics and page use.
+ * - `store-file.ts`: the file as a whole: its hot copy, statistics and page use;
+ * - `replication.ts`: a replicated pair's stamps, outbox and applying of the log.
  */
 import './string-decoding.js';
 import { mkdirSync } from 'node:fs';
@@ -25,12 +26,14 @@ import { Sequences } from './sequences.js';
 import { StructureKeeper } from './shared-structures.js';
 import { backup, pageUseOf, statsOf, type PageUse, type StoreStats } from './store-file.js';
 import { FaultState, type StorageFaultError } from './storage-fault.js';
+import { decodeEntry, ReplicationLedger, type LogEntry, type LogPoint, type ReplicationGate } from './replication.js';
 
 export type { CommitListener, CommitNotice } from './commit-notices.js';
 export type { CommitTiming } from './commit-queue.js';
 export { StoreTooNewError, StoreVersionError, type Migration } from './migrate.js';
 export { structuresKey } from './shared-structures.js';
 export type { PageUse, StoreStats } from './store-file.js';
+export { ReplicaWriteRefused, decodeEntry, encodeEntry, type LogEntry, type LogPoint, type ReplicationGate } from './replication.js';
 
 export interface StoreOptions {
   /** Directory of the environment (created when missing). */
@@ -53,6 +56,7 @@ export class Store {
   private readonly structures: StructureKeeper;
   private readonly queue: CommitQueue;
   private readonly sequences: Sequences;
+  private readonly ledger: ReplicationLedger;
 
   private constructor(options: StoreOptions) {
     mkdirSync(options.dir, { recursive: true, mode: 0o700 });
@@ -73,7 +77,8 @@ export class Store {
     this.meta = this.root.openDB<unknown, string>({ name: 'meta' });
     this.notices = new CommitNotices(this.root);
     this.structures = new StructureKeeper(this.meta, this.collections, () => this.queue.inWrite());
-    this.queue = new CommitQueue(this.root, this.faults, this.notices, this.structures);
+    this.ledger = new ReplicationLedger(this.root, this.meta, this.collections);
+    this.queue = new CommitQueue(this.root, this.meta, this.faults, this.notices, this.structures, this.ledger);
     this.sequences = new Sequences(this.meta, this.queue);
   }
 
@@ -132,7 +137,7 @@ export class Store {
   /** Tries a tiny write (after space was freed): clears the fault if the disk takes it. */
   async probeWrite(): Promise<boolean> {
     try {
-      await this.write(() => this.queue.put(this.meta, 'probe', Date.now()));
+      await this.write(() => this.queue.putMeta('probe', Date.now()));
       return true;
     } catch {
       return false;
@@ -205,6 +210,35 @@ export class Store {
   /** How the store file's pages are used: what the trees hold, and what is free below its high-water mark. */
   pageUse(): PageUse {
     return pageUseOf(this.root, this.meta, this.collections.values());
+  }
+
+  /**
+   * Stamps every later batch of this thread for a replicated log and holds its writes' promises
+   * until `gate` says the batch is in it (undefined: stops, a single box or a standby).
+   */
+  replicateTo(gate: ReplicationGate | undefined): void {
+    this.ledger.use(gate);
+  }
+
+  /** The last replicated log entry the store holds (seq 0 before any). */
+  logPoint(): LogPoint {
+    return this.ledger.point();
+  }
+
+  /** Stamped batches from `from` on, in order, at most `limit` (their bytes are the log entries). */
+  outbox(from: number, limit: number): { seq: number; bytes: Buffer }[] {
+    return this.ledger.pending(from, limit);
+  }
+
+  /** Forgets the outbox's batches up to `seq`: the log has them. */
+  async sent(seq: number): Promise<void> {
+    await this.write(() => this.ledger.sent(seq));
+  }
+
+  /** A standby applies the replicated log's entries (encoded), in order; resolves to how many were new. */
+  applyLog(entries: readonly (LogEntry | Uint8Array)[]): Promise<number> {
+    const decoded = entries.map((e) => (e instanceof Uint8Array ? decodeEntry(e) : e));
+    return this.write(() => this.ledger.apply(decoded, (key, value) => this.queue.putMeta(key, value)));
   }
 
   /** Closes the environment after pending writes are flushed. */
