@@ -71,6 +71,7 @@ import { kpiRoutes } from './http/routes/kpi.js';
 import { StoreUsage } from './domain/history/store-usage.js';
 import { SiteMetrics } from './metrics/site-metrics.js';
 import { metricsRoutes } from './http/routes/metrics.js';
+import type { ActiveStart } from './replication/pair.js';
 
 /** How often the history pruner looks for history past its retention (a pass with nothing due reads two index entries). */
 const HISTORY_PASS_MS = 10 * 60_000;
@@ -107,6 +108,8 @@ export interface App {
 export interface AppOptions {
   /** Check each answer against its response schema (tests). */
   checkResponses?: boolean;
+  /** The active box of a replicated pair: the store writes through the pair's log (the pair holds the state directory). */
+  replication?: ActiveStart;
   /** Recent log lines for the diagnostics report. */
   logTail?: LogTail;
 }
@@ -115,7 +118,7 @@ export interface AppOptions {
 export async function startApp(config: Config, logger: Logger, options: AppOptions = {}): Promise<App> {
   mkdirSync(config.state_dir, { recursive: true, mode: 0o700 });
   // Before anything is read or written: a second daemon on this directory stops here.
-  const lock = holdStateDir(config.state_dir);
+  const lock = options.replication ? { release: () => undefined } : holdStateDir(config.state_dir);
   // What a failed start has opened, closed in reverse: a start that fails leaves nothing running.
   const undo: Array<() => unknown> = [() => lock.release()];
   try {
@@ -144,7 +147,10 @@ async function assemble(config: Config, logger: Logger, options: AppOptions, und
     MIGRATIONS,
   );
   undo.push(() => store.close());
-  logger.info({ dir: path.join(config.state_dir, 'db'), schema_version: store.schemaVersion() }, 'store opened');
+  // Before anything is written: an unstamped batch would be missing from the pair's log.
+  const replication = options.replication?.gate(store);
+  store.replicateTo(replication);
+  logger.info({ dir: path.join(config.state_dir, 'db'), schema_version: store.schemaVersion(), replicated: replication !== undefined }, 'store opened');
   const events = new Events(store, Date.now);
   const settings = new Settings(store, settingRegistry({ timeZone: config.timezone, maxPageSize: config.max_page_size }), Date.now, events);
   // Both are restart_required: read once, here. A stored setting wins over the configuration.
@@ -211,7 +217,7 @@ async function assemble(config: Config, logger: Logger, options: AppOptions, und
   undo.push(() => started?.close());
   const lines = started?.lines;
   const brain = new BrainHost({
-    config, site, store, logger, events, lines,
+    config, site, store, logger, events, lines, replication,
     settings: () => ({ externalPicking: settings.value<boolean>('picking.external.enabled'), chargeBelow: settings.value<number>('brain.chargeBelowPercent'),
       faultClearSeconds: settings.value<number>('brain.faultClearSeconds'),
     }),
@@ -304,6 +310,10 @@ async function assemble(config: Config, logger: Logger, options: AppOptions, und
   logger.info({ url: `https://${config.host}:${port}/api`, host: config.host, port }, 'HTTPS API listening');
   await supportForwarder?.start();
   await events.emit(EVENT.started, `controller ${VERSION} started on port ${port} with site "${site.name}"`);
+  const pairEvents = { took_over: EVENT.pairTookOver, unprotected: EVENT.pairUnprotected, protected: EVENT.pairProtected } as const;
+  options.replication?.onChange((kind, message) => {
+    events.emit(pairEvents[kind], message).catch((err: unknown) => logger.error({ err }, 'could not record a pair event'));
+  });
 
   let running = config;
   let certificate: TlsFiles = tls;
@@ -332,6 +342,7 @@ async function assemble(config: Config, logger: Logger, options: AppOptions, und
         storage_status: system.storageStatus(), storage: storageHealth(store, storeDir), store: usage.report(),
         certificate: { file: certificate.certFile, valid_to: new Date(certificate.validTo).toISOString() },
         lines: lines?.lineStates() ?? [], bots: [...(lines?.list() ?? [])],
+        ...(options.replication ? { replication: options.replication.status() } : {}),
       });
     } catch (err) {
       // A full disk must not stop the daemon: the file is for the technician's convenience.

@@ -6,6 +6,7 @@
 import { loadConfig, type Config } from './config/config.js';
 import { createLogger, type Logger } from './log/logger.js';
 import { startApp } from './app.js';
+import { startPairDaemon } from './replication/daemon.js';
 import { notifyReady, notifyStatus, notifyStopping, notifyWatchdog, watchdogIntervalMs } from './native/addon.js';
 import { buildIdentity, VERSION } from './version.js';
 import { LogTail } from './log/tail.js';
@@ -36,7 +37,10 @@ async function main(): Promise<void> {
   const underSystemd = process.env.NOTIFY_SOCKET !== undefined;
   // The handlers go in before the start awaits: a SIGTERM while the store opens or the port
   // binds must still end in an orderly close, not the default signal death.
-  const started = startApp(config, logger, { logTail }).catch((err: unknown) => failStart(logger, err));
+  // A box of a replicated pair runs the app only while it is the active one (docs/high-availability.md).
+  const started: Promise<{ close(): Promise<void>; reload(): Promise<void>; port?: number }> = (config.replication_endpoints
+    ? startPairDaemon(config, logger, { logTail })
+    : startApp(config, logger, { logTail })).catch((err: unknown) => failStart(logger, err));
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) {
@@ -76,7 +80,7 @@ async function main(): Promise<void> {
   const app = await started;
   if (underSystemd && !stopping) {
     notifyReady();
-    notifyStatus(`API on port ${app.port}`);
+    notifyStatus(app.port === undefined ? 'one box of a replicated pair' : `API on port ${app.port}`);
     const interval = watchdogIntervalMs();
     if (interval !== undefined) setInterval(notifyWatchdog, interval).unref();
   }

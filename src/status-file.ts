@@ -9,6 +9,7 @@ import path from 'node:path';
 import type { LineStatus } from './lines/events.js';
 import type { LiveBot, StorageStatus } from './domain/system/control.js';
 import type { StorageReport } from './domain/history/store-usage.js';
+import type { PairStatus } from './replication/pair.js';
 
 export const STATUS_FILE = 'status.json';
 /** How often the daemon rewrites it; a reader calls it stale after three periods. */
@@ -27,6 +28,8 @@ export interface DaemonStatus {
   certificate: { file: string; valid_to: string };
   lines: LineStatus[];
   bots: LiveBot[];
+  /** On a box of a replicated pair: its role, its peer, the lag (absent on a single box). */
+  replication?: PairStatus;
 }
 
 /** Writes the status atomically. */

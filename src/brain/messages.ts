@@ -32,6 +32,8 @@ export interface BrainInit {
   lines: LineStatus[];
   /** The worker's end of the commit bridge (transferred). */
   commits: MessagePort;
+  /** On the active box of a replicated pair: the worker's end of the replication gate (transferred). */
+  replication?: MessagePort;
 }
 
 /** A level planner's figures (its `stats()`): counters since the planner started, step times over its latest steps. */

@@ -32,6 +32,12 @@ const ConfigSchema = Type.Object(
     disk_low_bytes: Type.Integer({ minimum: 0, maximum: 2 ** 46, description: 'Free space on the state directory\'s filesystem below which event 0x100A warns (0: never)' }),
     archive_dir: Type.Optional(Type.String({ minLength: 1, description: 'Directory of the history archive (default: archive/ in the state directory; a mounted share keeps it off the box)' })),
     archive_quota_bytes: Type.Integer({ minimum: 1 << 20, maximum: 2 ** 46, description: 'Most bytes the history archive keeps; past it, its oldest files are removed (event 0x100D)' }),
+    replication_endpoints: Type.Optional(Type.String({ pattern: '^https?://[^,\\s]+(,https?://[^,\\s]+)*$', description: 'etcd client URLs of the pair\'s cluster (both boxes and the witness), comma-separated; unset: a single box (docs/high-availability.md)' })),
+    replication_name: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9._-]{1,64}$', description: 'This box\'s name in the pair (default: the host name)' })),
+    replication_pair: Type.String({ pattern: '^[A-Za-z0-9._-]{1,64}$', description: 'The pair\'s name: its keys in etcd are under /warehouse/<pair>/' }),
+    replication_address: Type.Optional(Type.String({ minLength: 1, description: 'Address the other box reaches this one\'s peer port on (default: host)' })),
+    replication_peer_port: Type.Integer({ minimum: 1, maximum: 65535, description: 'HTTPS port the active box serves snapshots to its standby on' }),
+    replication_lease_seconds: Type.Integer({ minimum: 2, maximum: 60, description: 'Lease of the active box: it stops acknowledging writes this long after it last reached etcd, and the standby takes over after it' }),
     sim_battery_permille: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000, description: 'Simulated bots start with this battery (permille) instead of 600..1000 (charging demos and tests)' })),
   },
   { additionalProperties: false },
@@ -60,6 +66,9 @@ export const DEFAULTS: Config = {
   store_map_size_bytes: 64 * 1024 ** 3,
   disk_low_bytes: 256 * 1024 ** 2,
   archive_quota_bytes: 4 * 1024 ** 3,
+  replication_pair: 'pair',
+  replication_peer_port: 8444,
+  replication_lease_seconds: 3,
 };
 
 /** Raised for any configuration problem; the message lists every bad key. */
@@ -71,7 +80,7 @@ export class ConfigError extends Error {
 }
 
 const ENV_PREFIX = 'WAREHOUSE_';
-const INTEGER_KEYS = new Set(['port', 'body_limit_bytes', 'upload_limit_bytes', 'upload_quota_bytes', 'upload_total_bytes', 'max_page_size', 'shutdown_timeout_ms', 'sim_speed', 'sim_battery_permille', 'store_map_size_bytes', 'disk_low_bytes', 'archive_quota_bytes']);
+const INTEGER_KEYS = new Set(['port', 'body_limit_bytes', 'upload_limit_bytes', 'upload_quota_bytes', 'upload_total_bytes', 'max_page_size', 'shutdown_timeout_ms', 'sim_speed', 'sim_battery_permille', 'store_map_size_bytes', 'disk_low_bytes', 'archive_quota_bytes', 'replication_peer_port', 'replication_lease_seconds']);
 const KNOWN_KEYS = new Set(Object.keys(ConfigSchema.properties));
 
 /** Builds the configuration from a file and an environment, or throws ConfigError. */

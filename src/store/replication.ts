@@ -54,6 +54,8 @@ export class ReplicaWriteRefused extends Error {
 
 /** The meta key of the last log point the store holds. */
 export const LOG_POINT_KEY = 'replication:point';
+/** The meta key of the id of the log the store continues. */
+export const LOG_ID_KEY = 'replication:log';
 /** The database of stamped batches not yet known to be in the log. */
 export const OUTBOX_DB = 'replication-outbox';
 

@@ -26,7 +26,7 @@ import { Sequences } from './sequences.js';
 import { StructureKeeper } from './shared-structures.js';
 import { backup, pageUseOf, statsOf, type PageUse, type StoreStats } from './store-file.js';
 import { FaultState, type StorageFaultError } from './storage-fault.js';
-import { decodeEntry, ReplicationLedger, type LogEntry, type LogPoint, type ReplicationGate } from './replication.js';
+import { decodeEntry, LOG_ID_KEY, ReplicationLedger, type LogEntry, type LogPoint, type ReplicationGate } from './replication.js';
 
 export type { CommitListener, CommitNotice } from './commit-notices.js';
 export type { CommitTiming } from './commit-queue.js';
@@ -223,6 +223,16 @@ export class Store {
   /** The last replicated log entry the store holds (seq 0 before any). */
   logPoint(): LogPoint {
     return this.ledger.point();
+  }
+
+  /** The id of the replicated log this store continues, if any. */
+  logId(): string | undefined {
+    return this.meta.get(LOG_ID_KEY) as string | undefined;
+  }
+
+  /** Marks the store as continuing log `id` (the box that starts a log, before its writes are stamped). */
+  async joinLog(id: string): Promise<void> {
+    await this.write(() => this.queue.putMeta(LOG_ID_KEY, id));
   }
 
   /** Stamped batches from `from` on, in order, at most `limit` (their bytes are the log entries). */

@@ -10,7 +10,7 @@ import type { Site } from '../../domain/site/load.js';
 import { EVENT } from '../../domain/events/catalogue.js';
 import type { Events } from '../../domain/events/events.js';
 import type { BrainControl, StorageStatus } from '../../domain/system/control.js';
-import { shareCommits, type SharedStore } from '../../domain/system/shared-store.js';
+import { shareCommits, shareGate, type SharedGate, type SharedStore } from '../../domain/system/shared-store.js';
 import type { Logger } from '../../log/logger.js';
 import type { SiteLines } from '../../lines/site-lines.js';
 import type { BrainFigures, BrainInit, BrainSettings, FromBrain, ToBrain } from '../messages.js';
@@ -23,6 +23,8 @@ export interface BrainHostDeps {
   events: Events;
   lines: SiteLines | undefined;
   settings: () => BrainSettings;
+  /** On the active box of a replicated pair: the gate the worker's writes go through too. */
+  replication?: SharedGate;
   /** How long a graceful stop may take before the thread is terminated. */
   stopTimeoutMs?: number;
 }
@@ -32,7 +34,7 @@ export interface BrainHostDeps {
  * through tsx, whose loader a worker does not always inherit from `--import tsx`.
  */
 function spawnWorker(init: BrainInit): Worker {
-  const transferList = [init.commits];
+  const transferList = init.replication ? [init.commits, init.replication] : [init.commits];
   if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('../worker/main.js', import.meta.url), { workerData: init, transferList });
   const entry = new URL('../worker/main.ts', import.meta.url).href;
   const boot = `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); })`;
@@ -86,6 +88,11 @@ export class BrainHost implements BrainControl {
     };
     this.wireOff();
     this.unwire.push(shareCommits(this.deps.store, channel.port1));
+    if (this.deps.replication) {
+      const gate = new MessageChannel();
+      init.replication = gate.port2;
+      this.unwire.push(shareGate(this.deps.replication, gate.port1));
+    }
     const worker = spawnWorker(init);
     this.worker = worker;
     const ready = new Promise<void>((resolve, reject) => {

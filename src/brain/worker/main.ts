@@ -18,7 +18,7 @@ import { OpenWork } from '../../domain/requests/open-work.js';
 import { Requests } from '../../domain/requests/requests.js';
 import { buildSite } from '../../domain/site/load.js';
 import { SystemFlags } from '../../domain/system/flags.js';
-import { onStateChange, openSharedStore, shareCommits } from '../../domain/system/shared-store.js';
+import { onStateChange, openSharedStore, replicateThroughMainThread, shareCommits } from '../../domain/system/shared-store.js';
 import { createLogger, setLevel } from '../../log/logger.js';
 import { createLevelPlanner, type LevelPlannerStats } from '../../native/planner.js';
 import type { BrainInit, BrainSettings, FromBrain, ToBrain } from '../messages.js';
@@ -49,6 +49,9 @@ let settings: BrainSettings = init.settings;
 const radio = new BridgedRadio(post);
 const site = buildSite(init.layout);
 const store = await openSharedStore(path.join(init.config.state_dir, 'db'), init.config.store_map_size_bytes);
+// On a replicated pair, nothing is written before the gate is on: an unstamped batch would be
+// missing from the log.
+if (init.replication) await replicateThroughMainThread(store, init.replication);
 const stopBridge = shareCommits(store, init.commits);
 const commits = new CommitFigures(SLOW_COMMIT_MS);
 const stopTiming = store.onCommitHeld(commits.heard);

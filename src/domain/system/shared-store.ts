@@ -7,6 +7,8 @@
  */
 import type { MessagePort } from 'node:worker_threads';
 import { bridgeCommits } from '../../store/commit-bridge.js';
+import { serveGate, ThreadGate } from '../../store/gate-bridge.js';
+import type { ReplicationGate } from '../../store/replication.js';
 import { MIGRATIONS } from '../../store/migrations.js';
 import { Store } from '../../store/store.js';
 import { botRecords } from '../bots/records.js';
@@ -25,6 +27,21 @@ export function openSharedStore(dir: string, mapSize: number): Promise<SharedSto
 /** Tells this thread's commits to the other thread through `port`, and the other's to this thread's listeners; returns the function that stops both. */
 export function shareCommits(store: SharedStore, port: MessagePort): () => void {
   return bridgeCommits(store, port);
+}
+
+/** The main thread's gate to a pair's replicated log, which tells when the box may no longer write. */
+export type SharedGate = ReplicationGate & { onRefused(listener: (message: string) => void): () => void };
+
+/** The main thread's replication gate, as the gate of the thread at the other end of `port` (returns the function that stops it). */
+export function shareGate(gate: SharedGate, port: MessagePort): () => void {
+  return serveGate(gate, port);
+}
+
+/** Stamps this thread's batches for the main thread's replicated log (the other end of `shareGate`). */
+export async function replicateThroughMainThread(store: SharedStore, port: MessagePort): Promise<void> {
+  const gate = new ThreadGate(port);
+  await gate.ready();
+  store.replicateTo(gate);
 }
 
 /** What a commit changed that the brain follows besides the open work (OpenWork follows that). */

@@ -1,0 +1,375 @@
+/**
+ * One box of a replicated pair (docs/high-availability.md): a standby that follows the log and
+ * stands for the lead, then the active box that runs the whole daemon with its writes through
+ * the log, then, once it loses the lead, a standby again that takes the log's history.
+ *
+ * - Joining: the store must continue the log (same log id, and the entry it last holds is the
+ *   log's); if not, the active box's snapshot replaces it.
+ * - Standby: applies the log's new entries, announces how far it is, and campaigns when no box
+ *   leads and it holds the whole log.
+ * - Active: starts the daemon with the appender as its store's gate, serves snapshots, keeps
+ *   the lease alive, watches its peer and the witness, trims what both boxes hold. A lease that
+ *   runs out, or a log another box appended to, ends it: the daemon closes and the box joins
+ *   again.
+ */
+import type { Server } from 'node:https';
+import { hostname } from 'node:os';
+import path from 'node:path';
+import type { Lease } from 'etcd3';
+import type { Config } from '../config/config.js';
+import type { Logger } from '../log/logger.js';
+import { ALL_COLLECTIONS } from '../domain/collections.js';
+import { MIGRATIONS } from '../store/migrations.js';
+import { Store } from '../store/store.js';
+import { LogAppender } from './appender.js';
+import { ENTRIES_PER_CALL, ReplicatedLog, type LogOrigin } from './log.js';
+import { fetchSnapshot, installSnapshot, servePeer } from './snapshot.js';
+
+/** How often a standby reads the log and an active checks its peer, the witness and the lead. */
+const TICK_MS = 200;
+/** How often the active checks the witness and trims (each check is a call to every member). */
+const WATCH_MS = 2000;
+/** Entries the log keeps for a standby that is gone, before it is trimmed anyway (the standby then takes a snapshot). */
+const KEEP_WITHOUT_PEER = 200_000;
+
+export type PairRole = 'joining' | 'standby' | 'active' | 'stopped';
+
+/** What `status`, /metrics and the status file show of the pair. */
+export interface PairStatus {
+  name: string;
+  role: PairRole;
+  /** The active box's name, as the log says. */
+  leader: string | null;
+  term: number | null;
+  /** The other box, as it last announced itself. */
+  peer: { name: string; role: string; seq: number } | null;
+  /** Entries this box (standby) or its peer (active) is behind the log. */
+  lag_entries: number | null;
+  /** The last entry this box's store holds. */
+  seq: number;
+  /** etcd members that answer, of all (the witness and both boxes). */
+  members: { healthy: number; total: number } | null;
+  /** False when losing one more box or the witness would stop the site: the warning says what is missing. */
+  protected: boolean;
+  warning: string | null;
+  since: string;
+}
+
+/** What the active box's daemon is to the pair: it starts with the pair's gate, and closes. */
+export interface ActiveDaemon {
+  close(): Promise<void>;
+}
+
+/** How the pair starts the daemon when this box becomes the active one. */
+export interface ActiveStart {
+  /** The gate the daemon's store (and its brain thread) write through. */
+  gate(store: Store): LogAppender;
+  /** This box's pair status, for the daemon's status file and /metrics. */
+  status(): PairStatus;
+  /** Tells the pair a technician-visible change (the daemon records it as an event). */
+  onChange(listener: (kind: 'took_over' | 'unprotected' | 'protected', message: string) => void): void;
+}
+
+export interface PairOptions {
+  config: Config;
+  logger: Logger;
+  endpoints: readonly string[];
+  /** The secret the peer port's callers must show. */
+  peerToken: string;
+  tls: { certFile: string; keyFile: string };
+  startActive(start: ActiveStart): Promise<ActiveDaemon>;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** One box of the pair, from its start until `close`. */
+export class PairMember {
+  private readonly log: ReplicatedLog;
+  private readonly logger: Logger;
+  private readonly name: string;
+  private readonly dbDir: string;
+  private state: PairStatus;
+  private stopping = false;
+  private running: Promise<void> | undefined;
+  private wake: (() => void) | undefined;
+  private listeners: ((kind: 'took_over' | 'unprotected' | 'protected', message: string) => void)[] = [];
+
+  constructor(private readonly options: PairOptions) {
+    this.log = new ReplicatedLog(options.endpoints, options.config.replication_pair);
+    this.logger = options.logger.child({ component: 'replication' });
+    this.name = options.config.replication_name ?? hostname();
+    this.dbDir = path.join(options.config.state_dir, 'db');
+    this.state = { name: this.name, role: 'joining', leader: null, term: null, peer: null, lag_entries: null, seq: 0, members: null, protected: false, warning: null, since: new Date().toISOString() };
+  }
+
+  /** Runs the box's roles until `close`. */
+  start(): void {
+    this.running = this.loop();
+  }
+
+  /** This box's role and the pair's state. */
+  status(): PairStatus {
+    return this.state;
+  }
+
+  /** Ends whichever role runs (the active's daemon closes as on SIGTERM). */
+  async close(): Promise<void> {
+    this.stopping = true;
+    this.wake?.();
+    await this.running;
+    this.log.close();
+  }
+
+  private set(change: Partial<PairStatus>): void {
+    if (change.role && change.role !== this.state.role) {
+      this.logger.info({ role: change.role, previous: this.state.role, leader: change.leader ?? this.state.leader, term: change.term ?? this.state.term }, `this box is now ${change.role}`);
+      change.since = new Date().toISOString();
+    }
+    this.state = { ...this.state, ...change };
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopping) {
+      try {
+        const store = await this.join();
+        const won = await this.standBy(store);
+        if (won === undefined) {
+          await store.close();
+          break;
+        }
+        await this.lead(store, won.term, won.origin, won.lease);
+      } catch (err) {
+        this.logger.error({ err }, 'replication: the box could not go on in its role; joining again');
+        await sleep(1000);
+      }
+    }
+    this.set({ role: 'stopped' });
+  }
+
+  private openStore(): Promise<Store> {
+    return Store.open({ dir: this.dbDir, mapSize: this.options.config.store_map_size_bytes }, ALL_COLLECTIONS, MIGRATIONS);
+  }
+
+  /** Opens the store, replaced by the active's snapshot when it does not continue the log. */
+  private async join(): Promise<Store> {
+    this.set({ role: 'joining' });
+    let store = await this.openStore();
+    for (;;) {
+      if (this.stopping) return store;
+      let reason: string | undefined;
+      try {
+        reason = await this.divergence(store);
+      } catch (err) {
+        this.logger.warn({ err: (err as Error).message }, 'replication: etcd cannot be reached; retrying');
+        await sleep(1000);
+        continue;
+      }
+      if (reason === undefined) return store;
+      const leader = await this.log.leader().catch(() => undefined);
+      if (!leader || leader.name === this.name) {
+        await sleep(500);
+        continue;
+      }
+      this.logger.warn({ reason, from: leader.name }, `replication: this box's store ${reason}; taking a snapshot of ${leader.name}`);
+      const file = path.join(this.options.config.state_dir, 'snapshot', 'warehouse.mdb');
+      try {
+        await fetchSnapshot(leader.peer, this.options.peerToken, file);
+      } catch (err) {
+        this.logger.warn({ err: (err as Error).message, from: leader.peer }, 'replication: the snapshot could not be taken; retrying');
+        await sleep(1000);
+        continue;
+      }
+      await store.close();
+      installSnapshot(file, this.dbDir);
+      store = await this.openStore();
+      this.logger.info({ seq: store.logPoint().seq }, 'replication: snapshot installed');
+    }
+  }
+
+  /** Why the store cannot continue the log from where it stands, or undefined when it can (or no log was started). */
+  private async divergence(store: Store): Promise<string | undefined> {
+    const origin = await this.log.origin();
+    if (!origin) return undefined;
+    const point = store.logPoint();
+    if (store.logId() !== origin.id) return 'belongs to no log or another one';
+    if (point.seq === origin.base.seq && point.term === origin.base.term) return undefined;
+    if (point.seq < origin.base.seq) return `is at entry ${point.seq}, which the log no longer keeps`;
+    const term = await this.log.termOf(point.seq);
+    if (term === undefined) return `holds entry ${point.seq}, which the log never took`;
+    if (term !== point.term) return `holds another entry ${point.seq} than the log`;
+    return undefined;
+  }
+
+  /** Follows the log until this box wins the lead (its term), or the box stops (undefined). */
+  private async standBy(store: Store): Promise<{ term: number; origin: LogOrigin | undefined; lease: Lease } | undefined> {
+    this.set({ role: 'standby', term: null });
+    const lease = this.log.lease(this.options.config.replication_lease_seconds);
+    lease.on('lost', () => undefined);
+    let announced = 0;
+    try {
+      while (!this.stopping) {
+        const origin = await this.log.origin().catch(() => undefined);
+        const leader = await this.log.leader().catch(() => null);
+        const head = await this.log.head().catch(() => undefined);
+        const caughtUp = await this.catchUp(store).catch((err: unknown) => {
+          this.logger.warn({ err: (err as Error).message }, 'replication: the log could not be read');
+          return false;
+        });
+        const seq = store.logPoint().seq;
+        this.set({ leader: leader?.name ?? null, seq, lag_entries: head === undefined ? null : Math.max(0, head - seq) });
+        if (Date.now() - announced > 1000) {
+          announced = Date.now();
+          await this.log.announce({ name: this.name, role: 'standby', seq, at: new Date().toISOString() }, lease).catch(() => undefined);
+        }
+        if (leader === undefined && caughtUp && (await this.divergence(store).catch(() => 'unknown')) === undefined) {
+          const handover = await this.log.handover().catch(() => undefined);
+          if (handover === undefined || handover === this.name) {
+            const leaderLease = this.log.lease(this.options.config.replication_lease_seconds);
+            leaderLease.on('lost', () => undefined);
+            const term = await this.log.campaign({ name: this.name, peer: this.peerUrl() }, leaderLease).catch(() => undefined);
+            if (term !== undefined) return { term, origin, lease: leaderLease };
+            await leaderLease.revoke().catch(() => undefined);
+          }
+        }
+        await new Promise<void>((resolve) => {
+          this.wake = resolve;
+          setTimeout(resolve, TICK_MS);
+        });
+      }
+      return undefined;
+    } finally {
+      await lease.revoke().catch(() => undefined);
+    }
+  }
+
+  /** Applies the log's entries past the store's point; resolves true once it holds them all. */
+  private async catchUp(store: Store): Promise<boolean> {
+    for (;;) {
+      const from = store.logPoint().seq + 1;
+      const entries = await this.log.read(from, ENTRIES_PER_CALL);
+      if (entries.length === 0) return true;
+      if (entries[0]!.seq !== from) throw new Error(`the log's entries begin at ${entries[0]!.seq}, after this box's ${from - 1}`);
+      await store.applyLog(entries.map((e) => e.bytes));
+      if (entries.length < ENTRIES_PER_CALL) return true;
+    }
+  }
+
+  private peerUrl(): string {
+    return `https://${this.options.config.replication_address ?? this.options.config.host}:${this.options.config.replication_peer_port}`;
+  }
+
+  /** Runs the daemon as the active box of `term` until the lead is lost or the box stops. */
+  private async lead(store: Store, term: number, known: LogOrigin | undefined, lease: Lease): Promise<void> {
+    this.set({ role: 'active', term, leader: this.name });
+    // The lease the campaign took holds the leader key: the appender may write while it lives,
+    // and gives up a little before etcd would let it run out, by this box's own clock.
+    let lastKept = Date.now();
+    let lost = false;
+    const ttlMs = this.options.config.replication_lease_seconds * 1000;
+    lease.on('keepaliveFired', () => {
+      const fired = Date.now();
+      lease.once('keepaliveSucceeded', () => (lastKept = fired));
+    });
+    lease.on('lost', () => (lost = true));
+    const leaseLost = () => lost || Date.now() - lastKept > ttlMs * 0.8;
+
+    await this.catchUp(store);
+    const head = await this.log.head();
+    const point = store.logPoint();
+    let origin = known;
+    if (!origin) {
+      origin = await this.log.start(term, point);
+      await store.joinLog(origin.id);
+    } else if (head !== point.seq) {
+      throw new Error(`won the lead at entry ${point.seq} but the log ends at ${head}`);
+    }
+    await store.sent(point.seq);
+    await store.close();
+
+    let appender: LogAppender | undefined;
+    let peerServer: Server | undefined;
+    let daemon: ActiveDaemon | undefined;
+    let refusal: string | undefined;
+    const ended = new Promise<void>((resolve) => (this.wake = resolve));
+    try {
+      daemon = await this.options.startActive({
+        gate: (appStore) => {
+          appender = new LogAppender({ store: appStore, log: this.log, term, after: point.seq, leaseLost });
+          appender.onRefused((message) => {
+            refusal = message;
+            this.wake?.();
+          });
+          void servePeer({
+            store: appStore, host: '0.0.0.0', port: this.options.config.replication_peer_port, ...this.options.tls, token: this.options.peerToken,
+            scratchDir: path.join(this.options.config.state_dir, 'snapshot'),
+          }).then((server) => (peerServer = server), (err: unknown) => this.logger.error({ err }, 'replication: the peer port could not be opened; a standby cannot take a snapshot'));
+          return appender;
+        },
+        status: () => this.status(),
+        onChange: (listener) => this.listeners.push(listener),
+      });
+      this.tell('took_over', `this box (${this.name}) is the active one of the pair (term ${term}) from log entry ${point.seq}`);
+      await this.watchAsActive(term, origin, lease, () => appender, leaseLost, ended, () => refusal);
+    } finally {
+      if (appender && !appender.refused()) appender.refuse(this.stopping ? 'the box is stopping' : 'this box gave up the lead');
+      this.set({ role: 'joining', term: null });
+      peerServer?.close();
+      peerServer?.closeAllConnections();
+      await daemon?.close();
+      await this.log.resign(term).catch(() => undefined);
+      await lease.revoke().catch(() => undefined);
+      this.logger.warn({ reason: refusal ?? 'stopping' }, 'replication: this box is no longer the active one');
+    }
+  }
+
+  private tell(kind: 'took_over' | 'unprotected' | 'protected', message: string): void {
+    this.logger.warn({ kind }, message);
+    for (const listener of this.listeners) listener(kind, message);
+  }
+
+  /** The active's watch: lease, lead, peer and witness, trimming; returns when the lead ends or the box stops. */
+  private async watchAsActive(term: number, origin: LogOrigin, lease: Lease, appender: () => LogAppender | undefined, leaseLost: () => boolean, ended: Promise<void>, refusal: () => string | undefined): Promise<void> {
+    let watched = 0;
+    let wasProtected = true;
+    let stop = false;
+    void ended.then(() => (stop = true));
+    while (!stop && !this.stopping && refusal() === undefined) {
+      if (leaseLost()) {
+        appender()?.refuse('this box lost its lease on the lead (etcd unreachable): writes are no longer acknowledged here');
+        break;
+      }
+      const leader = await this.log.leader().catch(() => null);
+      if (leader === undefined || (leader && leader.term !== term)) {
+        appender()?.refuse(leader ? `box ${leader.name} is the active one now` : 'the lead was given up (a switchover)');
+        break;
+      }
+      const seq = appender()?.last() ?? 0;
+      this.set({ seq });
+      if (Date.now() - watched > WATCH_MS) {
+        watched = Date.now();
+        await this.log.announce({ name: this.name, role: 'active', seq, at: new Date().toISOString() }, lease).catch(() => undefined);
+        const peers = await this.log.members().catch(() => undefined);
+        const peer = peers?.find((m) => m.name !== this.name);
+        const members = await this.log.healthyMembers(this.options.endpoints).catch(() => null);
+        const missing: string[] = [];
+        if (peers && !peer) missing.push('no standby box follows the log');
+        if (members && members.healthy < members.total) missing.push(`${members.total - members.healthy} of ${members.total} etcd members (the witness or a box) do not answer`);
+        const isProtected = missing.length === 0;
+        this.set({ peer: peer ? { name: peer.name, role: peer.role, seq: peer.seq } : null, lag_entries: peer ? Math.max(0, seq - peer.seq) : null, members, protected: isProtected, warning: isProtected ? null : `unprotected: ${missing.join('; ')}` });
+        if (isProtected !== wasProtected) {
+          this.tell(isProtected ? 'protected' : 'unprotected', isProtected ? 'the pair is protected again: the standby follows and every etcd member answers' : `the pair is unprotected: ${missing.join('; ')}; the active box keeps serving`);
+          wasProtected = isProtected;
+        }
+        const keepFrom = peer ? Math.min(peer.seq, seq) : seq - KEEP_WITHOUT_PEER;
+        if (keepFrom > origin.base.seq + ENTRIES_PER_CALL) {
+          const point = { seq: keepFrom, term: (await this.log.termOf(keepFrom).catch(() => undefined)) ?? 0 };
+          if (point.term !== 0) {
+            await this.log.trim(term, origin, point).catch(() => undefined);
+            origin = { ...origin, base: point };
+          }
+        }
+      }
+      await Promise.race([ended, sleep(TICK_MS)]);
+    }
+  }
+}
