@@ -247,6 +247,7 @@ async function assemble(config: Config, logger: Logger, options: AppOptions, und
   const metrics = new SiteMetrics({
     store, storeDir, slowCommitMs: SLOW_COMMIT_MS, brain: () => brain.figures(), storageStatus: () => system.storageStatus(),
     lines: () => lines?.figures() ?? [], bots: () => lines?.list() ?? [],
+    pair: options.replication && (() => options.replication!.status()),
   });
   undo.push(() => metrics.close());
   // The WebSocket streams check a socket's credential again whenever the auth version moves.

@@ -10,7 +10,7 @@ import { CliError, EXIT } from './exit.js';
 import type { CliOptions } from './context.js';
 
 /** The commands of USAGE: an unknown one is refused before any command's modules load. */
-const COMMANDS = new Set(['check-config', 'status', 'backup', 'restore', 'reset-admin', 'bots', 'requests', 'events', 'history-export', 'compact']);
+const COMMANDS = new Set(['check-config', 'status', 'backup', 'restore', 'reset-admin', 'bots', 'requests', 'events', 'history-export', 'compact', 'switchover']);
 
 // Each command's modules (the store, the domain, the archive) load when that command runs:
 // loading them all took about 2 s before even `--help` could answer.
@@ -36,6 +36,9 @@ commands:
                            (dates or date-times; without an offset, in the configured zone)
                            as gzip NDJSON with a manifest and SHA256SUMS (the daemon may run)
   compact                  give the store file's free pages back to the disk (the daemon stopped)
+  switchover [--to NAME]   a replicated pair's planned switchover: the active box hands the lead to
+                           the standby (caught up first; no acknowledged write is lost), e.g. before
+                           maintenance of the active box (docs/high-availability.md)
 
 options:
   --state-dir DIR   the daemon's state directory; without it: WAREHOUSE_STATE_DIR (the environment
@@ -165,6 +168,13 @@ async function run(argv: string[]): Promise<number> {
       const { before, after } = await compact(cliConfig(options));
       const mib = (n: number) => `${(n / 1024 ** 2).toFixed(1)} MiB`;
       out(`store compacted: ${mib(before)} -> ${mib(after)}\n`);
+      return EXIT.ok;
+    }
+    case 'switchover': {
+      expect(0, 'no arguments (--to NAME)');
+      const { switchover } = await import('./switchover.js');
+      const done = await switchover(cliConfig(options), values.to);
+      out(`${done.from} handed the lead to ${done.to} (term ${done.term}) in ${done.ms} ms\n`);
       return EXIT.ok;
     }
     default:

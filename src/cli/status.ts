@@ -14,6 +14,7 @@ import { VERSION } from '../version.js';
 import { daemonPid, existingStateDir, EXIT, openStoreReadOnly } from './context.js';
 import { formatTable } from './table.js';
 import type { StorageReport } from '../domain/history/store-usage.js';
+import type { PairStatus } from '../replication/pair.js';
 
 /** The daemon's last status.json and whether it is older than three periods. */
 export function readDaemonStatus(stateDir: string, now = Date.now()): { status: DaemonStatus; stale: boolean } | undefined {
@@ -60,6 +61,7 @@ export async function statusReport(config: Config): Promise<StatusReport> {
     if (daemon?.storage_status === 'ERROR') problems.push('storage status ERROR');
     if (daemon?.storage.fault) problems.push(daemon.storage.fault);
     problems.push(...storeProblems(daemon?.store));
+    if (daemon?.replication?.role === 'active' && daemon.replication.warning) problems.push(`replicated pair: ${daemon.replication.warning}`);
     for (const line of daemon?.lines ?? []) if (!line.up) problems.push(`radio line of level ${line.level_id} (${line.device}) down since ${new Date(line.since).toISOString()}: ${line.reason ?? 'unknown reason'}`);
     return {
       running, pid: pid ?? null, state_dir: stateDir, cli_version: VERSION, daemon: daemon ?? null, stale: file?.stale ?? false,
@@ -106,6 +108,17 @@ function storeLines(s: StorageReport): string[] {
   ];
 }
 
+/** The pair's line of the report: this box's role, its peer, how far behind, the etcd members. */
+function pairLine(p: PairStatus): string {
+  const role = p.role === 'active' ? `ACTIVE (term ${p.term})` : p.role;
+  const lag = p.lag_entries === null ? '' : `, ${p.lag_entries} entries behind`;
+  const peer = p.role === 'active'
+    ? (p.peer ? `; standby "${p.peer.name}" at entry ${p.peer.seq}${lag}` : '; NO STANDBY follows')
+    : `; active box: ${p.leader ?? 'none'}${lag}`;
+  const members = p.members ? `; etcd ${p.members.healthy}/${p.members.total} members answer` : '';
+  return `pair: this box "${p.name}" is ${role} since ${p.since}, at log entry ${p.seq}${peer}${members}${p.warning ? ` (${p.warning})` : ''}`;
+}
+
 /** The exit status of a report. */
 export function statusExit(report: StatusReport): number {
   if (!report.running) return EXIT.notRunning;
@@ -128,6 +141,7 @@ export function formatStatus(r: StatusReport): string {
     out.push(`storage status: ${d.storage_status}; disk: ${gib(d.storage.free_bytes)} free${d.storage.full ? ' (FULL)' : ''}`);
     if (d.store) out.push(...storeLines(d.store));
     out.push(`certificate: ${d.certificate.file}, valid to ${d.certificate.valid_to}`);
+    if (d.replication) out.push(pairLine(d.replication));
     const byLevel = new Map<number, { online: number; offline: number; charging: number }>();
     for (const b of d.bots) {
       const c = byLevel.get(b.level_id) ?? { online: 0, offline: 0, charging: 0 };

@@ -16,6 +16,7 @@ import { botRecords } from '../domain/bots/records.js';
 import type { BrainFigures } from '../brain/messages.js';
 import type { LineFigures } from '../lines/site-lines.js';
 import { WAITING_FOR } from '../domain/requests/records.js';
+import type { PairStatus } from '../replication/pair.js';
 import type { Store } from '../store/store.js';
 import { freeBytes } from '../store/storage-fault.js';
 import { histogramSamples, NO_LABELS, ReadFamily, type Sample } from './family.js';
@@ -42,6 +43,8 @@ export interface MetricsSources {
   lines(): readonly LineFigures[];
   /** The bots the radio lines know, as last heard. */
   bots(): readonly LiveBot[];
+  /** On a box of a replicated pair: its role, peer and lag (none on a single box: the pair's families have no series). */
+  pair?(): PairStatus;
 }
 
 /** One balcony's figures, as the KPI service gives them. */
@@ -79,7 +82,7 @@ export class SiteMetrics {
     this.stops.push(s.store.onCommit((notice) => {
       if (notice['bots']) this.botsInService = undefined;
     }));
-    for (const family of [...this.http.families(), ...this.storeFamilies(), ...this.brainFamilies(), ...this.lineFamilies(), ...this.botFamilies(), ...this.balconyFamilies()]) {
+    for (const family of [...this.http.families(), ...this.storeFamilies(), ...this.brainFamilies(), ...this.lineFamilies(), ...this.botFamilies(), ...this.balconyFamilies(), ...this.pairFamilies()]) {
       family.register(this.registry);
     }
   }
@@ -152,6 +155,21 @@ export class SiteMetrics {
         const now = this.s.storageStatus();
         for (const status of STORAGE_STATUSES) out.push({ labels: { status }, value: status === now ? 1 : 0 });
       }),
+    ];
+  }
+
+  private pairFamilies(): ReadFamily[] {
+    const pair = (fn: (out: Sample[], p: PairStatus) => void) => (out: Sample[]) => {
+      const p = this.s.pair?.();
+      if (p) fn(out, p);
+    };
+    return [
+      new ReadFamily('warehouse_pair_active', 'On a box of a replicated pair: 1 while this box is the active one', 'gauge', [], pair((out, p) => out.push({ labels: {}, value: p.role === 'active' ? 1 : 0 }))),
+      new ReadFamily('warehouse_pair_protected', 'On the active box of a pair: 1 while the standby follows and every etcd member (the witness too) answers; 0 when one more failure would stop the site', 'gauge', [], pair((out, p) => out.push({ labels: {}, value: p.protected ? 1 : 0 }))),
+      new ReadFamily('warehouse_pair_lag_entries', 'Log entries the standby is behind the active box', 'gauge', [], pair((out, p) => {
+        if (p.lag_entries !== null) out.push({ labels: {}, value: p.lag_entries });
+      })),
+      new ReadFamily('warehouse_pair_log_entry', 'The last replicated log entry this box holds', 'gauge', [], pair((out, p) => out.push({ labels: {}, value: p.seq }))),
     ];
   }
 
