@@ -6,6 +6,7 @@
  */
 import { UniqueIndexError } from '../store/collection.js';
 import { StorageFaultError } from '../store/storage-fault.js';
+import { ReplicaWriteRefused } from '../store/replication.js';
 
 /** One entry of the spec's validation error body (HTTPValidationError, spec 2.1). */
 export interface ValidationIssue {
@@ -69,11 +70,14 @@ export class TooManyRequestsError extends DomainError {
 /**
  * What a write the store refused means to the caller, or undefined when the store did not
  * refuse it: a unique index that already holds the value is the caller's conflict; a disk that
- * is full or failing is an operational state to wait out (docs/operations.md), nothing written.
+ * is full or failing is an operational state to wait out (docs/operations.md), nothing written;
+ * a box that is no longer the active one of its pair did not acknowledge the write (its client
+ * sends it again, with its idempotency key, to the box that is).
  * A bare ENOSPC (an upload spooled to a full disk before the store saw it) is the disk too.
  */
-export function storeRefusal(err: unknown): ConflictError | { disk: 'full' | 'failing'; dir: string } | undefined {
+export function storeRefusal(err: unknown): ConflictError | { disk: 'full' | 'failing'; dir: string } | { notActive: string } | undefined {
   if (err instanceof UniqueIndexError) return new ConflictError(err.message);
+  if (err instanceof ReplicaWriteRefused) return { notActive: err.message };
   if (err instanceof StorageFaultError) return { disk: err.full ? 'full' : 'failing', dir: err.dir };
   if ((err as { code?: unknown } | undefined)?.code === 'ENOSPC') return { disk: 'full', dir: 'the state directory' };
   return undefined;

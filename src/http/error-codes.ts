@@ -37,6 +37,8 @@ export const ERROR_STATUS = {
   unavailable: 503,
   /** The disk failed a write: nothing was written. */
   storage_error: 503,
+  /** This box is no longer the active one of its replicated pair: the write was not acknowledged; `Retry-After`, then the site's address. */
+  not_active: 503,
   /** The disk is full: nothing was written; reads keep working. */
   storage_full: 507,
 } as const satisfies Record<DomainErrorCode, number> & Record<string, number>;

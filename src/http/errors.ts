@@ -73,6 +73,9 @@ export function errorAnswer(err: unknown, requestId: string): ErrorAnswer {
   }
   const refusal = storeRefusal(err);
   if (refusal instanceof DomainError) return errorAnswer(refusal, requestId);
+  if (refusal && 'notActive' in refusal) {
+    return answer('not_active', `This controller is no longer the active one of its pair (${refusal.notActive}): the write was not acknowledged and may not have been kept. Send it again to the site's address; a request with the same Idempotency-Key is not made twice.`, requestId, { 'retry-after': '1' });
+  }
   if (refusal) {
     return refusal.disk === 'full'
       ? answer('storage_full', `Storage full: nothing was written. Free space on the controller's disk (${refusal.dir}); reads keep working.`, requestId, {})
