@@ -12,6 +12,7 @@
  *   runs out, or a log another box appended to, ends it: the daemon closes and the box joins
  *   again.
  */
+import { renameSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:https';
 import { hostname } from 'node:os';
 import path from 'node:path';
@@ -80,6 +81,23 @@ export interface PairOptions {
   startActive(start: ActiveStart): Promise<ActiveDaemon>;
 }
 
+/**
+ * `<state_dir>/pair-track`: 0 while this box is the active one, 1 otherwise, for keepalived's
+ * `track_file` (weight 0: any value but 0 is a fault), so the site's virtual address follows
+ * the active box (docs/high-availability.md).
+ */
+export const TRACK_FILE = 'pair-track';
+
+function writeTrackFile(stateDir: string, active: boolean): void {
+  const file = path.join(stateDir, TRACK_FILE);
+  try {
+    writeFileSync(`${file}.tmp`, active ? '0\n' : '1\n', { mode: 0o644 });
+    renameSync(`${file}.tmp`, file);
+  } catch {
+    // The file is for keepalived: a full disk must not stop the role change.
+  }
+}
+
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** One box of the pair, from its start until `close`. */
@@ -99,6 +117,7 @@ export class PairMember {
     this.logger = options.logger.child({ component: 'replication' });
     this.name = options.config.replication_name ?? hostname();
     this.dbDir = path.join(options.config.state_dir, 'db');
+    writeTrackFile(options.config.state_dir, false);
     this.state = { name: this.name, role: 'joining', leader: null, term: null, peer: null, lag_entries: null, seq: 0, members: null, protected: false, warning: null, since: new Date().toISOString() };
   }
 
@@ -124,6 +143,7 @@ export class PairMember {
     if (change.role && change.role !== this.state.role) {
       this.logger.info({ role: change.role, previous: this.state.role, leader: change.leader ?? this.state.leader, term: change.term ?? this.state.term }, `this box is now ${change.role}`);
       change.since = new Date().toISOString();
+      writeTrackFile(this.options.config.state_dir, change.role === 'active');
     }
     this.state = { ...this.state, ...change };
   }
