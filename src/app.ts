@@ -266,6 +266,7 @@ async function assemble(config: Config, logger: Logger, options: AppOptions, und
     checkResponses: options.checkResponses,
     authenticate: (headers) => auth.authenticate(headers.authorization),
     meter: metrics.http,
+    answersWait: replication && (() => replication.settledThrough()),
   });
   const kpi = new Kpi({ store, balconyIds: [...new Set(site.balconies.map((b) => b.id))] });
   await kpi.begin(Date.now());

@@ -18,6 +18,17 @@ export const JSON_TYPE = 'application/json';
 /** Bodies above this size are streamed with backpressure instead of one `end()`. */
 const LARGE_BODY = 256 * 1024;
 
+/** An answer sent instead of the one asked for. */
+export interface HeldAnswer {
+  status: number;
+  contentType: string;
+  body: string;
+  headers: Record<string, string>;
+}
+
+/** See Exchange's `hold`. */
+export type AnswerHold = (requestId: string) => Promise<HeldAnswer | undefined> | undefined;
+
 export class Exchange {
   aborted = false;
   finished = false;
@@ -37,7 +48,15 @@ export class Exchange {
   private paused = false;
   private abortListeners: (() => void)[] | undefined;
 
-  constructor(private readonly res: HttpResponse) {
+  constructor(
+    private readonly res: HttpResponse,
+    /**
+     * Holds answers until what they could have read is durable (a replicated pair: until the log
+     * has it): undefined to send at once, or a promise of nothing (send as asked) or of the
+     * answer to send instead (the box can no longer vouch for what it read).
+     */
+    private readonly hold?: AnswerHold,
+  ) {
     res.onAborted(() => {
       this.aborted = true;
       this.controller?.abort();
@@ -87,6 +106,15 @@ export class Exchange {
   send(status: number, contentType: string, body: string | Buffer, headers: Record<string, string>, requestId: string, close = false): void {
     if (this.aborted || this.finished) return;
     this.finished = true;
+    const held = this.hold?.(requestId);
+    if (held) {
+      void held.then((instead) => {
+        if (this.aborted) return;
+        if (instead) this.res.cork(() => this.write(instead.status, instead.contentType, instead.body, instead.headers, requestId, close));
+        else this.res.cork(() => this.write(status, contentType, body, headers, requestId, close));
+      });
+      return;
+    }
     // Within the request callback the socket is corked already: no closure for cork().
     if (this.inCallback) this.write(status, contentType, body, headers, requestId, close);
     else this.res.cork(() => this.write(status, contentType, body, headers, requestId, close));

@@ -15,7 +15,7 @@ import type { BodyIntake, BodyReader } from './body-intake.js';
 import { compileRoute, type CompiledRoute } from './compiled-route.js';
 import { ERROR_STATUS } from './error-codes.js';
 import { errorAnswer, HttpError } from './errors.js';
-import { ClientGone, Exchange, JSON_TYPE } from './exchange.js';
+import { ClientGone, Exchange, JSON_TYPE, type AnswerHold } from './exchange.js';
 import { coerceQuery, parseQuery, unknownFilters } from './query.js';
 import { ANONYMOUS, Context } from './request-context.js';
 import type { RequestLog } from './request-log.js';
@@ -57,6 +57,8 @@ export interface PipelineParts {
   checkResponses: boolean;
   /** Hears every answered request (/metrics). */
   meter?: RequestMeter;
+  /** Answers wait until this settles (undefined: at once); a refusal is answered instead (a replicated pair's active box). */
+  answersWait?: () => Promise<void> | undefined;
 }
 
 export class Pipeline {
@@ -69,6 +71,7 @@ export class Pipeline {
   private readonly authenticate: Authenticate | undefined;
   private readonly checkResponses: boolean;
   private readonly meter: RequestMeter | undefined;
+  private readonly hold: AnswerHold | undefined;
   private readonly idPrefix = randomBytes(4).toString('hex');
   private idCounter = 0;
   /** Requests taken and not yet answered. */
@@ -85,6 +88,11 @@ export class Pipeline {
     this.authenticate = parts.authenticate;
     this.checkResponses = parts.checkResponses;
     this.meter = parts.meter;
+    const wait = parts.answersWait;
+    this.hold = wait && ((requestId) => wait()?.then(() => undefined, (err: unknown) => {
+      const answer = errorAnswer(err, requestId);
+      return { status: answer.status, contentType: JSON_TYPE, body: JSON.stringify(answer.body), headers: answer.headers };
+    }));
   }
 
   /** Adds a route to the table; its schemas are compiled here, once. */
@@ -112,7 +120,7 @@ export class Pipeline {
 
   /** The uWS handler of every request. */
   dispatch(res: HttpResponse, req: HttpRequest): void {
-    const exchange = new Exchange(res);
+    const exchange = new Exchange(res, this.hold);
     // HttpRequest dies with this callback: copy everything needed now.
     const method = req.getCaseSensitiveMethod();
     const url = req.getUrl();

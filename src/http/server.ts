@@ -38,6 +38,8 @@ export interface ServerOptions {
   uploadTotal?: number;
   /** Hears every answered request (/metrics). */
   meter?: RequestMeter;
+  /** Answers wait until this settles (a replicated pair: until the log has what they could have read). */
+  answersWait?: () => Promise<void> | undefined;
   /** Milliseconds of request handling one event-loop turn may run before the rest wait for the next (TurnBudget); default 8. */
   turnBudgetMs?: number;
 }
@@ -64,6 +66,7 @@ export class HttpServer {
       authenticate: options.authenticate,
       checkResponses: options.checkResponses ?? false,
       meter: options.meter,
+      answersWait: options.answersWait,
     });
     this.sockets = new WebSockets({
       prepare: (route, request, exchange) => this.pipeline.prepareUpgrade(route, request, exchange),

@@ -60,6 +60,16 @@ export class LogAppender implements ReplicationGate {
     });
   }
 
+  /**
+   * Settles once the log has every batch this thread's store holds now (undefined when it has
+   * already): an answer waits for it, so that nothing a client is told, a 409 included, rests
+   * on a batch a takeover could drop.
+   */
+  settledThrough(): Promise<void> | undefined {
+    const seq = this.options.store.logPoint().seq;
+    return seq <= this.appended ? undefined : this.durable(seq);
+  }
+
   /** The last entry known to be in the log. */
   last(): number {
     return this.appended;

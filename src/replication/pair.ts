@@ -222,7 +222,7 @@ export class PairMember {
 
   /** Follows the log until this box wins the lead (its term), or the box stops (undefined). */
   private async standBy(store: Store): Promise<{ term: number; origin: LogOrigin | undefined; lease: Lease } | undefined> {
-    this.set({ role: 'standby', term: null });
+    this.set({ role: 'standby', term: null, peer: null, members: null, protected: false, warning: null });
     const lease = this.log.lease(this.options.config.replication_lease_seconds);
     lease.on('lost', () => undefined);
     let announced = 0;
