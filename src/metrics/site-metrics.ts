@@ -43,7 +43,7 @@ export interface MetricsSources {
   lines(): readonly LineFigures[];
   /** The bots the radio lines know, as last heard. */
   bots(): readonly LiveBot[];
-  /** On a box of a replicated pair: its role, peer and lag (none on a single box: the pair's families have no series). */
+  /** On a box of a replicated pair: its role, peer and lag (none on a single box: no pair families). */
   pair?(): PairStatus;
 }
 
@@ -82,7 +82,7 @@ export class SiteMetrics {
     this.stops.push(s.store.onCommit((notice) => {
       if (notice['bots']) this.botsInService = undefined;
     }));
-    for (const family of [...this.http.families(), ...this.storeFamilies(), ...this.brainFamilies(), ...this.lineFamilies(), ...this.botFamilies(), ...this.balconyFamilies(), ...this.pairFamilies()]) {
+    for (const family of [...this.http.families(), ...this.storeFamilies(), ...this.brainFamilies(), ...this.lineFamilies(), ...this.botFamilies(), ...this.balconyFamilies(), ...(s.pair ? this.pairFamilies(s.pair) : [])]) {
       family.register(this.registry);
     }
   }
@@ -158,11 +158,9 @@ export class SiteMetrics {
     ];
   }
 
-  private pairFamilies(): ReadFamily[] {
-    const pair = (fn: (out: Sample[], p: PairStatus) => void) => (out: Sample[]) => {
-      const p = this.s.pair?.();
-      if (p) fn(out, p);
-    };
+  /** A box of a replicated pair's families (a single box has none). */
+  private pairFamilies(status: () => PairStatus): ReadFamily[] {
+    const pair = (fn: (out: Sample[], p: PairStatus) => void) => (out: Sample[]) => fn(out, status());
     return [
       new ReadFamily('warehouse_pair_active', 'On a box of a replicated pair: 1 while this box is the active one', 'gauge', [], pair((out, p) => out.push({ labels: {}, value: p.role === 'active' ? 1 : 0 }))),
       new ReadFamily('warehouse_pair_protected', 'On the active box of a pair: 1 while the standby follows and every etcd member (the witness too) answers; 0 when one more failure would stop the site', 'gauge', [], pair((out, p) => out.push({ labels: {}, value: p.protected ? 1 : 0 }))),

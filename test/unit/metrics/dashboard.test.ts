@@ -29,6 +29,11 @@ async function exposedSeries(t: Test): Promise<Set<string>> {
     }),
     lines: () => [{ level_id: 1, up: true, frames_in: 1, frames_out: 1, crc_errors: 0, protocol_errors: 0, reconnects: 0 }],
     bots: () => [{ id: 1, level_id: 1, battery_level: 50, is_charging: false, carrier_held: false, online: true, x: 0, y: 0, heading: 'NORTH' }],
+    // As on the active box of a replicated pair: its families exist there only.
+    pair: () => ({
+      name: 'a', role: 'active', leader: 'a', term: 7, peer: { name: 'b', role: 'standby', seq: 10 }, lag_entries: 0, seq: 10,
+      members: { healthy: 3, total: 3 }, protected: true, warning: null, since: new Date(0).toISOString(),
+    }),
   });
   metrics.balconies(() => [{ balcony_id: 1, carriers_presented_total: 3, busy_share_this_hour: 0.5 }]);
   metrics.http.record({ method: 'GET', path: '/api/v2/health' } as never, 'GET', 200, 1);
