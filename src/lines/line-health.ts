@@ -13,7 +13,7 @@
  *
  * `up` is announced only after a `down` (a recovery), so every 0x7009 has one 0x700A after it.
  */
-import type { TransportState } from '../link/serial.js';
+import type { TransportState } from '../link/transport.js';
 
 /** How long a freshly opened device may stay silent before its line counts as down. */
 export const NODE_ANSWER_GRACE_MS = 5000;
@@ -69,7 +69,7 @@ export function nextLineHealth(prev: LineHealth, f: LineFacts): { next: LineHeal
   }
 }
 
-/** Linux's texts of the errors a serial device gives, by code (libc strerror). */
+/** Linux's texts of the errors a serial device or a device server's connection gives, by code (libc strerror). */
 const ERRNO_TEXT: [code: string, text: string][] = [
   ['ENOENT', 'no such file or directory'],
   ['EIO', 'input/output error'],
@@ -81,6 +81,13 @@ const ERRNO_TEXT: [code: string, text: string][] = [
   ['ENOTTY', 'inappropriate ioctl for device'],
   ['EAGAIN', 'resource temporarily unavailable'],
   ['EPERM', 'operation not permitted'],
+  // A device server over TCP (tcp://host:port)
+  ['ECONNREFUSED', 'connection refused'],
+  ['ETIMEDOUT', 'connection timed out'],
+  ['ECONNRESET', 'connection reset by peer'],
+  ['EHOSTUNREACH', 'no route to host'],
+  ['ENETUNREACH', 'network is unreachable'],
+  ['EPIPE', 'broken pipe'],
 ];
 
 /**

@@ -3,12 +3,13 @@
  * native link on it, what the bots report, and each line's state. It keeps the latest telemetry
  * per bot for `GET /bots` and sends balcony LED sequences. Levels are independent: a level
  * whose device is away only takes its own bots offline. Which device each level uses is the
- * app wiring's choice (a serial device, or the supervised simulator's pty, which can move:
- * `repoint`).
+ * app wiring's choice (a serial device, a device server over TCP, or the supervised
+ * simulator's pty, which can move: `repoint`).
  */
 import type { Logger } from '../log/logger.js';
 import { createLink, type Link, type LinkEvent } from '../native/link.js';
-import { SerialTransport, type TransportState } from '../link/serial.js';
+import { createLineTransport, type LineTransport } from '../link/device.js';
+import type { TransportState } from '../link/transport.js';
 import { ADDRESS, type LedStep } from '../link/protocol/messages.js';
 import type { Command } from '../native/link.js';
 import type { Site } from '../domain/site/load.js';
@@ -22,7 +23,7 @@ interface LevelLine {
   levelId: number;
   path: string;
   link: Link;
-  transport: SerialTransport;
+  transport: LineTransport;
   /** The transport's state and the last failure it reported (describeDeviceError). */
   device: { state: TransportState; error: string | null };
   /** Up or down, why, and whether this outage was announced (line-health.ts). */
@@ -69,21 +70,22 @@ export class SiteLines {
   }
 
   /**
-   * Opens a level's line on `path` (a serial device, a udev /dev/serial/by-id symlink, or a
-   * pty); its transport reconnects by itself with backoff. `health` carries an outage over
-   * from the line this one replaces (repoint), so its recovery is still announced once.
+   * Opens a level's line on `path` (a serial device, a udev /dev/serial/by-id symlink, a pty,
+   * or a device server's `tcp://host:port`); its transport reconnects by itself with backoff.
+   * `health` carries an outage over from the line this one replaces (repoint), so its recovery
+   * is still announced once.
    */
   open(levelId: number, path: string, health: LineHealth = OPENING): void {
     if (this.lines.has(levelId)) throw new Error(`level ${levelId}: its line is open already`);
     const log = this.logger.child({ level_id: levelId, device: path });
     const line: LevelLine = {
-      levelId, path, link: undefined as unknown as Link, transport: undefined as unknown as SerialTransport,
+      levelId, path, link: undefined as unknown as Link, transport: undefined as unknown as LineTransport,
       device: { state: 'closed', error: null }, health, grace: undefined, graceOver: false,
       status: { level_id: levelId, device: path, up: health.up, reason: health.reason, since: this.now() },
     };
     // The transport reads only after start(), so the link exists before the first byte arrives.
-    line.transport = new SerialTransport({
-      path, log, onData: (bytes) => line.link.receive(bytes),
+    line.transport = createLineTransport(path, {
+      log, onData: (bytes) => line.link.receive(bytes),
       onState: (state, error) => {
         line.device = { state, error: error ? describeDeviceError(error) : null };
         clearTimeout(line.grace);

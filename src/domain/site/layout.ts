@@ -68,7 +68,10 @@ const LevelSchema = Type.Object(
     rows: Type.Array(Type.String(), { minItems: 1, description: 'One string per grid row (y), one character per cell (x)' }),
     rfid_tags: Type.Optional(Type.Array(Point, { description: 'Default: one tag on every highway cell' })),
     box_height_max: Type.Optional(Type.Integer({ minimum: 1, description: 'Tallest box a carrier on this level may hold, millimetres (default 400)' })),
-    serial_device: Type.String({ pattern: '^(sim|/dev/\\S+)$', description: 'Radio gateway device, or "sim"' }),
+    serial_device: Type.String({
+      pattern: '^(sim|/dev/\\S+|tcp://(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.-]+):([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))$',
+      description: 'Radio gateway: a serial device (/dev/...), a serial-to-Ethernet device server (tcp://host:port, an IPv6 host in brackets), or "sim"',
+    }),
     bots: Type.Array(BotSchema),
   },
   { additionalProperties: false },
