@@ -174,6 +174,8 @@ export class SimulatedSite {
     for (const [cell, id] of onBots) logger.warn({ carrier_id: id, cell }, 'carrier on a bot that does not report: left out of the simulated site');
     const file = path.join(this.o.stateDir, 'simulated-site.json');
     writeFileSync(file, JSON.stringify({ ...site.layout, carriers }), { mode: 0o600 });
-    return { site: file, figures, bots, absentBots: this.o.absentBots(), onLog: (line) => logger.debug({ sim: line }, 'simulator') };
+    // Only the "sim" levels: a tcp:// level's gateway is a device server, not ours to simulate.
+    const levels = site.levels.filter((l) => l.serial_device === 'sim').map((l) => l.id);
+    return { site: file, levels, figures, bots, absentBots: this.o.absentBots(), onLog: (line) => logger.debug({ sim: line }, 'simulator') };
   }
 }

@@ -1,5 +1,6 @@
 /**
- * One simulated level: its radio gateway on a pseudo-terminal and the nodes behind it (the
+ * One simulated level: its radio gateway on a pseudo-terminal (or a TCP port, as behind a
+ * serial-to-Ethernet device server) and the nodes behind it (the
  * level's bots and balcony LED controllers). The gateway is transparent as PROTOCOL.md 1
  * requires: it decodes the controller's frames only to route them to nodes by destination, and
  * passes node frames to the line as they are; the radio between them is where the knobs act.
@@ -16,7 +17,7 @@ import {
 import { TICK_MS, type BotFigures } from './figures.js';
 import { Impairment, WireSplitter, type ImpairmentCounters } from './impairment.js';
 import { mergeKnobs, type LinkKnobs } from './knobs.js';
-import { PtyLine, type LineCounters } from './line.js';
+import { PtyLine, type GatewayLine, type LineCounters } from './line.js';
 import type { Random } from './random.js';
 import { LevelWorld, type CarrierCell, type CarrierTags } from './world.js';
 
@@ -30,6 +31,8 @@ export interface LevelSetup {
   bots: BotStart[];
   /** bots of the layout that people have taken off the level */
   absent: number[];
+  /** opens the gateway's line to the controller; default a pty (PtyLine) */
+  openLine?: (onBytes: (bytes: Buffer) => void) => GatewayLine;
 }
 
 export interface LevelSnapshot {
@@ -60,7 +63,8 @@ export class SimLevel {
   /** bots taken off the level by hand, until put on again */
   private readonly absent: Set<number>;
   private knobs: LinkKnobs;
-  private line: PtyLine;
+  private line: GatewayLine;
+  private readonly openLine: (onBytes: (bytes: Buffer) => void) => GatewayLine;
   private unplugged = false;
   private closed = false;
   private readonly decoder = new FrameDecoder();
@@ -81,7 +85,8 @@ export class SimLevel {
     this.id = level.id;
     this.knobs = knobs;
     this.absent = new Set(setup.absent);
-    this.line = new PtyLine((bytes) => this.splitter.push(bytes));
+    this.openLine = setup.openLine ?? ((onBytes) => new PtyLine(onBytes));
+    this.line = this.openLine((bytes) => this.splitter.push(bytes));
     this.uplink = new Impairment('uplink', rng.fork(1), () => this.knobs, (wire) => this.line.write(wire));
     this.downlink = new Impairment('downlink', rng.fork(2), () => this.knobs, (wire) => this.route(wire));
     this.splitter = new WireSplitter((wire) => this.downlink.pass(wire));
@@ -93,9 +98,14 @@ export class SimLevel {
     this.timer = setInterval(() => this.tick(), TICK_MS);
   }
 
-  /** The pty slave the controller opens as the level's serial device. */
+  /** The pty slave the controller opens as the level's serial device (or the layout's tcp://host:port). */
   get path(): string {
     return this.line.path;
+  }
+
+  /** Settles once the controller can reach the gateway's line (its TCP port listens), or with why it cannot. */
+  listening(): Promise<void> {
+    return this.line.listening ?? Promise.resolve();
   }
 
   /**
@@ -112,7 +122,8 @@ export class SimLevel {
     await new Promise((resolve) => setTimeout(resolve, downMs));
     this.unplugged = false;
     if (this.closed) throw new Error(`level ${this.id}: the simulator stopped meanwhile`);
-    this.line = new PtyLine((bytes) => this.splitter.push(bytes));
+    this.line = this.openLine((bytes) => this.splitter.push(bytes));
+    await this.listening();
     return this.line.path;
   }
 

@@ -26,7 +26,20 @@ export interface LineCounters {
   overflow_drops: number;
 }
 
-export class PtyLine {
+/** The gateway's end of the line to the controller: a pty here, a TCP port in tcp-line.ts. */
+export interface GatewayLine {
+  /** what the controller opens: the pty slave's path, or the layout's tcp://host:port */
+  readonly path: string;
+  readonly counters: LineCounters;
+  /** Settles once the controller can reach the line (a TCP port listens); absent when it can at once. */
+  readonly listening?: Promise<void>;
+  /** Writes one wire frame; false when it was dropped. */
+  write(wire: Buffer): boolean;
+  /** Takes the line away: a controller holding it sees a disconnect. */
+  close(): void;
+}
+
+export class PtyLine implements GatewayLine {
   readonly path: string;
   readonly counters: LineCounters = { bytes_in: 0, bytes_out: 0, overflow_drops: 0 };
   private readonly stream: tty.ReadStream;

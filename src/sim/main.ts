@@ -5,7 +5,10 @@
  * signalled, or orphaned (a simulator without its daemon would hold ptys for nobody).
  *
  * Run by hand (no IPC channel) it prints the ready message as one JSON line on stdout, so a
- * developer can point a serial tool or a second daemon at the paths. Logs go to stderr.
+ * developer can point a serial tool or a second daemon at the paths. Logs go to stderr. Given
+ * a layout file whose levels say `tcp://host:port`, it stands in for the device servers of those
+ * levels: it listens on each one's port (on `bind`, default 0.0.0.0) and the controllers, a
+ * pair's two boxes among them, connect to it with that same layout file.
  */
 import { pino } from 'pino';
 import { knobsFromEnv } from './knobs.js';
@@ -81,7 +84,13 @@ async function handle(sim: Simulator, r: SimRequest): Promise<{ result?: LevelSn
 
 try {
   const options = readOptions();
-  sim = new Simulator(options);
+  sim = new Simulator(options, (levelId) => ({
+    connected: (remote, replaced) => log.info({ level_id: levelId, remote, replaced }, replaced ? 'controller connected; the older connection is closed' : 'controller connected'),
+    disconnected: (remote) => log.info({ level_id: levelId, remote }, 'controller disconnected'),
+    failed: (err) => log.error({ level_id: levelId, err: err.message }, 'the level\'s TCP port cannot listen'),
+  }));
+  // Ready only once every TCP port listens: a controller told "ready" may connect at once.
+  await sim.ready();
   const devices = sim.devices();
   log.info({ site: options.site, seed: sim.seed, levels: devices }, 'simulator ready');
   send({ type: 'ready', seed: sim.seed, levels: devices });

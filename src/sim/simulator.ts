@@ -1,8 +1,11 @@
 /**
  * The whole simulated site in one process: a SimLevel (gateway, pty, bots, balcony LED
- * controllers) for every level of the site whose `serial_device` is "sim". main.ts runs it as
- * the simulator child process; nothing here knows about IPC. People's hands act through it
- * (hands.ts): carriers and bots are site-wide, so an id in use on one level is refused on another.
+ * controllers) for every level of the site whose `serial_device` is "sim", and one whose
+ * gateway listens on a TCP port for every level whose device is `tcp://host:port` (the
+ * simulator standing in for device servers on another host, both boxes of a pair connecting to
+ * it). main.ts runs it as the simulator child process or alone; nothing here knows about IPC.
+ * People's hands act through it (hands.ts): carriers and bots are site-wide, so an id in use on
+ * one level is refused on another.
  */
 import { randomInt } from 'node:crypto';
 import { loadSite } from '../domain/site/load.js';
@@ -13,6 +16,8 @@ import { HandRefused, checkBotId, checkCarrierId } from './hands.js';
 import { DEFAULT_KNOBS, mergeKnobs, type LinkKnobs } from './knobs.js';
 import { Random } from './random.js';
 import { startState, type BotRestart } from './start-state.js';
+import { TcpLine, type TcpLineEvents } from './tcp-line.js';
+import { parseTcpDevice } from '../link/tcp.js';
 import { CarrierTags } from './world.js';
 
 export interface SimulatorOptions {
@@ -24,8 +29,10 @@ export interface SimulatorOptions {
   knobs?: Partial<LinkKnobs>;
   /** changes to the bot figures (tests shorten the slow ones) */
   figures?: Partial<BotFigures>;
-  /** only these level ids (default: every level whose serial_device is "sim") */
+  /** only these level ids (default: every level whose serial_device is "sim" or tcp://host:port) */
   levels?: number[];
+  /** the address the tcp://host:port levels listen on (their port is the layout's); default 0.0.0.0 */
+  bind?: string;
   /** bots to start in another state than the layout's start: a restart where the site stood (start-state.ts) */
   bots?: BotRestart[];
   /** bots of the layout that people had taken off their level: they start off it */
@@ -34,7 +41,7 @@ export interface SimulatorOptions {
 
 export interface LevelDevice {
   level_id: number;
-  /** the pty slave the controller opens as the level's serial device */
+  /** the pty slave the controller opens as the level's serial device, or the layout's tcp://host:port */
   path: string;
 }
 
@@ -46,26 +53,36 @@ export class Simulator {
   /** the battery of each bot taken off, which it still has when put on again */
   private readonly batteries = new Map<number, number>();
 
-  constructor(options: SimulatorOptions) {
+  /** `tcpEvents` hears the controllers' connections to a TCP level, for the log. */
+  constructor(options: SimulatorOptions, tcpEvents?: (levelId: number) => TcpLineEvents) {
     const site = loadSite(options.site);
     this.seed = options.seed ?? randomInt(1, 2 ** 31);
     const rng = new Random(this.seed);
     const knobs = mergeKnobs(DEFAULT_KNOBS, options.knobs ?? {});
     const figures: BotFigures = { ...BOT_FIGURES, ...options.figures };
-    const wanted = options.levels ?? site.levels.filter((l) => l.serial_device === 'sim').map((l) => l.id);
+    const wanted = options.levels ?? site.levels.filter((l) => l.serial_device === 'sim' || parseTcpDevice(l.serial_device)).map((l) => l.id);
+    const bind = options.bind ?? '0.0.0.0';
     for (const id of wanted) if (!site.level(id)) throw new RangeError(`site ${site.name} has no level ${id}`);
     const starts = startState(site, wanted, options.bots, options.absentBots);
     const tags = new CarrierTags();
     try {
       for (const id of wanted) {
         const start = starts.get(id)!;
-        const setup = { carriers: site.layout.carriers, tags, bots: start.bots, absent: start.absent };
+        const device = site.level(id)!.serial_device;
+        const tcp = parseTcpDevice(device);
+        const openLine = tcp ? (onBytes: (bytes: Buffer) => void) => new TcpLine(device, bind, tcp.port, onBytes, tcpEvents?.(id)) : undefined;
+        const setup = { carriers: site.layout.carriers, tags, bots: start.bots, absent: start.absent, openLine };
         this.levels.set(id, new SimLevel(site.level(id)!, setup, figures, knobs, rng.fork(id)));
       }
     } catch (err) {
       this.close();
       throw err;
     }
+  }
+
+  /** Resolves once every level's line can be reached (its TCP port listens); rejects with why one cannot. */
+  async ready(): Promise<void> {
+    await Promise.all([...this.levels.values()].map((l) => l.listening()));
   }
 
   devices(): LevelDevice[] {

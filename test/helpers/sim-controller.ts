@@ -1,9 +1,9 @@
 // The controller side of a simulated level as the simulator tests play it: the TypeScript
-// codec over SerialTransport, no planner, just frames. Shared by test/unit/sim/sim.test.ts and
-// test/unit/sim/sim-hands.test.ts.
+// codec over the level's transport (serial or TCP), no planner, just frames. Shared by
+// test/unit/sim/sim.test.ts, test/unit/sim/sim-hands.test.ts and test/unit/sim/sim-tcp.test.ts.
 import { encodeFrame, FrameDecoder } from '../../src/link/protocol/codec.js';
 import type { Frame, Message, MessageOf, MessageType, Telemetry } from '../../src/link/protocol/messages.js';
-import { SerialTransport } from '../../src/link/serial.js';
+import { createLineTransport, type LineTransport } from '../../src/link/device.js';
 
 export const CONTROLLER_SESSION = 0x0badcafe;
 
@@ -11,7 +11,7 @@ export const CONTROLLER_SESSION = 0x0badcafe;
 export class TestController {
   readonly frames: Frame[] = [];
   readonly decoder = new FrameDecoder();
-  readonly transport: SerialTransport;
+  readonly transport: LineTransport;
   private readonly seq = new Map<number, number>();
   private waiters: { pred: (f: Frame) => boolean; resolve: (f: Frame) => void }[] = [];
   private heartbeat: NodeJS.Timeout | undefined;
@@ -19,7 +19,7 @@ export class TestController {
   session = CONTROLLER_SESSION;
 
   constructor(devicePath: string) {
-    this.transport = new SerialTransport({ path: devicePath, onData: (b) => this.onBytes(b), initialBackoffMs: 20, maxBackoffMs: 200 });
+    this.transport = createLineTransport(devicePath, { onData: (b) => this.onBytes(b), initialBackoffMs: 20, maxBackoffMs: 200 });
   }
 
   async open(): Promise<void> {
