@@ -10,7 +10,7 @@ import path from 'node:path';
 const ROOT = path.join(import.meta.dirname, '../..');
 
 /** Node arguments that run `src/<name>.ts`, or its `dist/<name>.js` when CI asks for the build. */
-export function entryArgs(name: 'main' | 'cli/main'): string[] {
+export function entryArgs(name: 'main' | 'cli/main' | 'sim/main'): string[] {
   const built = path.join(ROOT, 'dist', `${name}.js`);
   if (process.env.WAREHOUSE_TEST_DIST === '1') {
     if (!existsSync(built)) throw new Error(`WAREHOUSE_TEST_DIST=1 but ${built} is missing: run npm run build`);
