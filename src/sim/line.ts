@@ -26,6 +26,20 @@ export interface LineCounters {
   overflow_drops: number;
 }
 
+/**
+ * Writes one wire frame towards the controller unless the gateway's buffer is full, where a
+ * gateway drops it (and counts it); false when dropped.
+ */
+export function writeBounded(stream: NodeJS.WritableStream & { writableLength: number }, wire: Buffer, counters: LineCounters): boolean {
+  if (stream.writableLength > GATEWAY_BUFFER_BYTES) {
+    counters.overflow_drops++;
+    return false;
+  }
+  counters.bytes_out += wire.length;
+  stream.write(wire);
+  return true;
+}
+
 /** The gateway's end of the line to the controller: a pty here, a TCP port in tcp-line.ts. */
 export interface GatewayLine {
   /** what the controller opens: the pty slave's path, or the layout's tcp://host:port */
@@ -62,13 +76,7 @@ export class PtyLine implements GatewayLine {
   /** Writes one wire frame; false when it was dropped because the line is backed up. */
   write(wire: Buffer): boolean {
     if (this.closed) return false;
-    if (this.stream.writableLength > GATEWAY_BUFFER_BYTES) {
-      this.counters.overflow_drops++;
-      return false;
-    }
-    this.counters.bytes_out += wire.length;
-    this.stream.write(wire);
-    return true;
+    return writeBounded(this.stream, wire, this.counters);
   }
 
   /** Closes both ends: the device path disappears and a controller holding it sees a disconnect. */

@@ -7,7 +7,7 @@
  * lost (its uplink is down); the nodes behind it go on as physical bots would.
  */
 import net from 'node:net';
-import { GATEWAY_BUFFER_BYTES, type GatewayLine, type LineCounters } from './line.js';
+import { writeBounded, type GatewayLine, type LineCounters } from './line.js';
 
 /** What a TCP line tells its owner, for the log. */
 export interface TcpLineEvents {
@@ -52,13 +52,7 @@ export class TcpLine implements GatewayLine {
       this.counters.unconnected_drops++;
       return false;
     }
-    if (socket.writableLength > GATEWAY_BUFFER_BYTES) {
-      this.counters.overflow_drops++;
-      return false;
-    }
-    this.counters.bytes_out += wire.length;
-    socket.write(wire);
-    return true;
+    return writeBounded(socket, wire, this.counters);
   }
 
   /** Stops listening and drops the controller's connection. */

@@ -9,6 +9,7 @@ import path from 'node:path';
 import tty from 'node:tty';
 import { openPty } from '../../../src/native/addon.js';
 import { SerialTransport, type TransportState } from '../../../src/link/serial.js';
+import { CHUNK, collector, fillUntilDropped, tornAndDisorder } from '../../helpers/transport-bytes.js';
 
 /** The far end of a pty pair, read and written without blocking the event loop. */
 class FarEnd {
@@ -40,22 +41,6 @@ class FarEnd {
   close(): void {
     this.stream.destroy();
   }
-}
-
-function collector(): { data: Buffer; until(n: number): Promise<void>; onData(b: Buffer): void } {
-  const waiters: { n: number; resolve: () => void }[] = [];
-  const c = {
-    data: Buffer.alloc(0),
-    onData(b: Buffer) {
-      c.data = Buffer.concat([c.data, b]);
-      for (const w of waiters.splice(0)) if (c.data.length >= w.n) w.resolve();
-      else waiters.push(w);
-    },
-    until(n: number): Promise<void> {
-      return c.data.length >= n ? Promise.resolve() : new Promise((resolve) => waiters.push({ n, resolve }));
-    },
-  };
-  return c;
 }
 
 t.test('every byte value crosses both ways', async (t) => {
@@ -92,32 +77,15 @@ t.test('when the device stops reading, writes queue up to the bound, then are dr
   });
   tr.start();
   await tr.whenOpen();
-  // Chunks of 1 KiB, each filled with its own index, so the far end can tell whole from torn.
-  const CHUNK = 1024;
-  let accepted = 0;
-  let written = 0;
-  while (tr.stats.droppedFull === 0 || written < 64) {
-    const chunk = Buffer.alloc(CHUNK);
-    for (let i = 0; i < CHUNK; i += 4) chunk.writeUInt32LE(written, i);
-    if (tr.write(chunk)) accepted++;
-    written++;
-    if (written > 4096) break; // 4 MiB and still nothing dropped: the assertion below says so
-  }
+  // Numbered chunks, so the far end can tell whole from torn; 4 MiB at the most.
+  const { accepted, written } = await fillUntilDropped(tr, 4096);
   t.ok(tr.stats.backpressureWaits > 0, 'the port reported backpressure');
   t.ok(tr.stats.droppedFull > 0, `writes dropped when the queue was full (${tr.stats.droppedFull} of ${written})`);
   t.ok(tr.stats.queuedBytes <= 16 * 1024, 'the queue stayed within its bound');
   far.read();
   await far.until(accepted * CHUNK);
   t.equal(far.received.length, accepted * CHUNK, 'every accepted write arrived, nothing else');
-  let last = -1;
-  let torn = 0;
-  let disorder = 0;
-  for (let at = 0; at < far.received.length; at += CHUNK) {
-    const idx = far.received.readUInt32LE(at);
-    for (let i = at; i < at + CHUNK; i += 4) if (far.received.readUInt32LE(i) !== idx) torn++;
-    if (idx <= last) disorder++;
-    last = idx;
-  }
+  const { torn, disorder } = tornAndDisorder(far.received);
   t.equal(torn, 0, 'no write was torn');
   t.equal(disorder, 0, 'writes arrived in order');
   t.equal(tr.stats.queuedBytes, 0, 'the queue drained');

@@ -9,6 +9,7 @@ import type { TransportState } from '../../../src/link/transport.js';
 import { createLineTransport } from '../../../src/link/device.js';
 import { SerialTransport } from '../../../src/link/serial.js';
 import { describeDeviceError } from '../../../src/lines/line-health.js';
+import { CHUNK, collector, fillUntilDropped, tornAndDisorder } from '../../helpers/transport-bytes.js';
 
 /** A device server's port: keeps what the newest connection sent, and that connection. */
 class FarEnd {
@@ -68,22 +69,6 @@ class FarEnd {
   }
 }
 
-function collector(): { data: Buffer; until(n: number): Promise<void>; onData(b: Buffer): void } {
-  const waiters: { n: number; resolve: () => void }[] = [];
-  const c = {
-    data: Buffer.alloc(0),
-    onData(b: Buffer) {
-      c.data = Buffer.concat([c.data, b]);
-      for (const w of waiters.splice(0)) if (c.data.length >= w.n) w.resolve();
-      else waiters.push(w);
-    },
-    until(n: number): Promise<void> {
-      return c.data.length >= n ? Promise.resolve() : new Promise((resolve) => waiters.push({ n, resolve }));
-    },
-  };
-  return c;
-}
-
 /** Resolves once `check` holds, polled. */
 async function poll(check: () => boolean): Promise<void> {
   while (!check()) await new Promise((resolve) => setTimeout(resolve, 5));
@@ -137,34 +122,16 @@ t.test('when the device server stops reading, writes queue up to the bound, then
   tr.start();
   await tr.whenOpen();
   await far.until(() => far.socket !== undefined);
-  // Chunks of 1 KiB, each filled with its own index, so the far end can tell whole from torn.
-  // The kernel's socket buffers take megabytes before the stream pushes back.
-  const CHUNK = 1024;
-  let accepted = 0;
-  let written = 0;
-  while (tr.stats.droppedFull === 0 || written < 64) {
-    const chunk = Buffer.alloc(CHUNK);
-    for (let i = 0; i < CHUNK; i += 4) chunk.writeUInt32LE(written, i);
-    if (tr.write(chunk)) accepted++;
-    written++;
-    if (written > 256 * 1024) break; // 256 MiB and still nothing dropped: the assertion below says so
-    if (written % 1024 === 0) await new Promise((resolve) => setImmediate(resolve)); // let the kernel's buffers fill
-  }
+  // Numbered chunks, so the far end can tell whole from torn; 256 MiB at the most. The kernel's
+  // socket buffers take megabytes before the stream pushes back, and fill between batches.
+  const { accepted, written } = await fillUntilDropped(tr, 256 * 1024, 1024);
   t.ok(tr.stats.backpressureWaits > 0, 'the socket reported backpressure');
   t.ok(tr.stats.droppedFull > 0, `writes dropped when the queue was full (${tr.stats.droppedFull} of ${written})`);
   t.ok(tr.stats.queuedBytes <= 16 * 1024, 'the queue stayed within its bound');
   far.read();
   await far.until(() => far.received.length >= accepted * CHUNK);
   t.equal(far.received.length, accepted * CHUNK, 'every accepted write arrived, nothing else');
-  let last = -1;
-  let torn = 0;
-  let disorder = 0;
-  for (let at = 0; at < far.received.length; at += CHUNK) {
-    const idx = far.received.readUInt32LE(at);
-    for (let i = at; i < at + CHUNK; i += 4) if (far.received.readUInt32LE(i) !== idx) torn++;
-    if (idx <= last) disorder++;
-    last = idx;
-  }
+  const { torn, disorder } = tornAndDisorder(far.received);
   t.equal(torn, 0, 'no write was torn');
   t.equal(disorder, 0, 'writes arrived in order');
   await poll(() => tr.stats.queuedBytes === 0);
