@@ -21,7 +21,7 @@ import type { Config } from '../config/config.js';
 import type { Logger } from '../log/logger.js';
 import { ALL_COLLECTIONS } from '../domain/collections.js';
 import { MIGRATIONS } from '../store/migrations.js';
-import { Store } from '../store/store.js';
+import { decodeEntry, Store } from '../store/store.js';
 import { LogAppender } from './appender.js';
 import { ENTRIES_PER_CALL, ReplicatedLog, type LogOrigin } from './log.js';
 import { fetchSnapshot, installSnapshot, servePeer } from './snapshot.js';
@@ -187,6 +187,8 @@ export class PairMember {
       if (reason === undefined) return store;
       const leader = await this.log.leader().catch(() => undefined);
       if (!leader || leader.name === this.name) {
+        // No box leads: one whose store went past the log with its own batches may lead and append them.
+        if (!leader && (await this.divergence(store, true).catch(() => 'unknown')) === undefined) return store;
         await sleep(500);
         continue;
       }
@@ -206,14 +208,28 @@ export class PairMember {
     }
   }
 
-  /** Why the store cannot continue the log from where it stands, or undefined when it can (or no log was started). */
-  private async divergence(store: Store): Promise<string | undefined> {
+  /**
+   * Why the store cannot continue the log from where it stands, or undefined when it can (or no
+   * log was started). A store past the log's head (batches this box stamped as the active one
+   * that the log never took) can continue it only as the active box, appending those batches
+   * first, and only while the log's last entry is its own: `asActive` allows that.
+   */
+  private async divergence(store: Store, asActive = false): Promise<string | undefined> {
     const origin = await this.log.origin();
     if (!origin) return undefined;
     const point = store.logPoint();
     if (store.logId() !== origin.id) return 'belongs to no log or another one';
     if (point.seq === origin.base.seq && point.term === origin.base.term) return undefined;
     if (point.seq < origin.base.seq) return `is at entry ${point.seq}, which the log no longer keeps`;
+    const head = (await this.log.head()) ?? origin.base.seq;
+    if (point.seq > head) {
+      if (!asActive) return `holds entries ${head + 1} to ${point.seq}, which the log never took`;
+      const anchor = store.outbox(head, point.seq - head + 1);
+      const theirs = head === origin.base.seq ? origin.base.term : await this.log.termOf(head);
+      const contiguous = anchor.length === point.seq - head + 1 && anchor[0]!.seq === head;
+      if (contiguous && decodeEntry(anchor[0]!.bytes).term === theirs) return undefined;
+      return `holds entries ${head + 1} to ${point.seq}, which the log never took, after another entry ${head} than the log's`;
+    }
     const term = await this.log.termOf(point.seq);
     if (term === undefined) return `holds entry ${point.seq}, which the log never took`;
     if (term !== point.term) return `holds another entry ${point.seq} than the log`;
@@ -241,7 +257,7 @@ export class PairMember {
           announced = Date.now();
           await this.log.announce({ name: this.name, role: 'standby', seq, at: new Date().toISOString() }, lease).catch(() => undefined);
         }
-        if (leader === undefined && caughtUp && (await this.divergence(store).catch(() => 'unknown')) === undefined) {
+        if (leader === undefined && caughtUp && (await this.divergence(store, true).catch(() => 'unknown')) === undefined) {
           const handover = await this.log.handover().catch(() => undefined);
           if (handover === undefined || handover === this.name) {
             const leaderLease = this.log.lease(this.options.config.replication_lease_seconds);
@@ -262,13 +278,18 @@ export class PairMember {
     }
   }
 
-  /** Applies the log's entries past the store's point; resolves true once it holds them all. */
+  /** Applies the log's entries past the store's point, once the store is known to hold the log's entries up to it; resolves true once it holds them all. */
   private async catchUp(store: Store): Promise<boolean> {
-    for (;;) {
+    for (let checked = false; ;) {
       const from = store.logPoint().seq + 1;
       const entries = await this.log.read(from, ENTRIES_PER_CALL);
       if (entries.length === 0) return true;
       if (entries[0]!.seq !== from) throw new Error(`the log's entries begin at ${entries[0]!.seq}, after this box's ${from - 1}`);
+      if (!checked) {
+        const reason = await this.divergence(store);
+        if (reason !== undefined) throw new Error(`this box's store ${reason}`);
+        checked = true;
+      }
       await store.applyLog(entries.map((e) => e.bytes));
       if (entries.length < ENTRIES_PER_CALL) return true;
     }
@@ -294,16 +315,17 @@ export class PairMember {
     const leaseLost = () => lost || Date.now() - lastKept > ttlMs * 0.8;
 
     await this.catchUp(store);
-    const head = await this.log.head();
     const point = store.logPoint();
     let origin = known;
     if (!origin) {
       origin = await this.log.start(term, point);
       await store.joinLog(origin.id);
-    } else if (head !== point.seq) {
-      throw new Error(`won the lead at entry ${point.seq} but the log ends at ${head}`);
     }
-    await store.sent(point.seq);
+    // Past the head: this box's own batches the log never took, appended first (divergence()).
+    const head = (await this.log.head()) ?? point.seq;
+    if (head > point.seq) throw new Error(`won the lead at entry ${point.seq} but the log ends at ${head}`);
+    if (head < point.seq) this.logger.warn({ head, seq: point.seq }, `replication: this box holds entries ${head + 1} to ${point.seq} that the log never took; it appends them first`);
+    else await store.sent(point.seq);
     await store.close();
 
     let appender: LogAppender | undefined;
@@ -314,7 +336,8 @@ export class PairMember {
     try {
       daemon = await this.options.startActive({
         gate: (appStore) => {
-          appender = new LogAppender({ store: appStore, log: this.log, term, after: point.seq, leaseLost });
+          appender = new LogAppender({ store: appStore, log: this.log, term, after: head, leaseLost });
+          if (head < point.seq) void appender.durable(point.seq).catch(() => undefined);
           appender.onRefused((message) => {
             refusal = message;
             this.wake?.();

@@ -133,9 +133,13 @@ export class ReplicationLedger {
     return out;
   }
 
-  /** Forgets the outbox's entries up to `seq` (they are in the log). Call only inside a write. */
+  /**
+   * Forgets the outbox's entries before `seq` (the log has them up to `seq`); the one at `seq`
+   * stays, so that a box whose store went past the log can tell that the log's last entry is
+   * its own. Call only inside a write.
+   */
   sent(seq: number): void {
-    for (const key of this.outbox.getKeys({ end: seq + 1 })) this.outbox.removeSync(key);
+    for (const key of this.outbox.getKeys({ end: seq })) this.outbox.removeSync(key);
   }
 
   /**

@@ -240,7 +240,7 @@ export class Store {
     return this.ledger.pending(from, limit);
   }
 
-  /** Forgets the outbox's batches up to `seq`: the log has them. */
+  /** Forgets the outbox's batches before `seq`: the log has them up to it (the one at `seq` stays, as the outbox's anchor in the log). */
   async sent(seq: number): Promise<void> {
     await this.write(() => this.ledger.sent(seq));
   }
