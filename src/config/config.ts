@@ -68,7 +68,7 @@ export const DEFAULTS: Config = {
   archive_quota_bytes: 4 * 1024 ** 3,
   replication_pair: 'pair',
   replication_peer_port: 8444,
-  replication_lease_seconds: 3,
+  replication_lease_seconds: 4,
 };
 
 /** Raised for any configuration problem; the message lists every bad key. */

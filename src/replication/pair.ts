@@ -16,14 +16,13 @@ import { renameSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:https';
 import { hostname } from 'node:os';
 import path from 'node:path';
-import type { Lease } from 'etcd3';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../log/logger.js';
 import { ALL_COLLECTIONS } from '../domain/collections.js';
 import { MIGRATIONS } from '../store/migrations.js';
 import { decodeEntry, Store } from '../store/store.js';
 import { LogAppender } from './appender.js';
-import { ENTRIES_PER_CALL, ReplicatedLog, type LogOrigin } from './log.js';
+import { ENTRIES_PER_CALL, ReplicatedLog, type HeldLease, type LogOrigin } from './log.js';
 import { fetchSnapshot, installSnapshot, servePeer } from './snapshot.js';
 
 /** How often a standby reads the log and an active checks its peer, the witness and the lead. */
@@ -237,10 +236,9 @@ export class PairMember {
   }
 
   /** Follows the log until this box wins the lead (its term), or the box stops (undefined). */
-  private async standBy(store: Store): Promise<{ term: number; origin: LogOrigin | undefined; lease: Lease } | undefined> {
+  private async standBy(store: Store): Promise<{ term: number; origin: LogOrigin | undefined; lease: HeldLease } | undefined> {
     this.set({ role: 'standby', term: null, peer: null, members: null, protected: false, warning: null });
     const lease = this.log.lease(this.options.config.replication_lease_seconds);
-    lease.on('lost', () => undefined);
     let announced = 0;
     try {
       while (!this.stopping) {
@@ -261,7 +259,6 @@ export class PairMember {
           const handover = await this.log.handover().catch(() => undefined);
           if (handover === undefined || handover === this.name) {
             const leaderLease = this.log.lease(this.options.config.replication_lease_seconds);
-            leaderLease.on('lost', () => undefined);
             const term = await this.log.campaign({ name: this.name, peer: this.peerUrl() }, leaderLease).catch(() => undefined);
             if (term !== undefined) return { term, origin, lease: leaderLease };
             await leaderLease.revoke().catch(() => undefined);
@@ -300,19 +297,12 @@ export class PairMember {
   }
 
   /** Runs the daemon as the active box of `term` until the lead is lost or the box stops. */
-  private async lead(store: Store, term: number, known: LogOrigin | undefined, lease: Lease): Promise<void> {
+  private async lead(store: Store, term: number, known: LogOrigin | undefined, lease: HeldLease): Promise<void> {
     this.set({ role: 'active', term, leader: this.name });
     // The lease the campaign took holds the leader key: the appender may write while it lives,
     // and gives up a little before etcd would let it run out, by this box's own clock.
-    let lastKept = Date.now();
-    let lost = false;
     const ttlMs = this.options.config.replication_lease_seconds * 1000;
-    lease.on('keepaliveFired', () => {
-      const fired = Date.now();
-      lease.once('keepaliveSucceeded', () => (lastKept = fired));
-    });
-    lease.on('lost', () => (lost = true));
-    const leaseLost = () => lost || Date.now() - lastKept > ttlMs * 0.8;
+    const leaseLost = () => lease.isLost() || Date.now() - lease.keptAt() > ttlMs * 0.8;
 
     await this.catchUp(store);
     const point = store.logPoint();
@@ -352,13 +342,22 @@ export class PairMember {
         onChange: (listener) => this.listeners.push(listener),
       });
       this.tell('took_over', `this box (${this.name}) is the active one of the pair (term ${term}) from log entry ${point.seq}`);
-      await this.watchAsActive(term, origin, lease, () => appender, leaseLost, ended, () => refusal);
+      // Apart from the watch's calls to etcd, which may each wait out their deadline on a cut network.
+      const leaseWatch = setInterval(() => {
+        if (leaseLost()) appender?.refuse('this box lost its lease on the lead (etcd unreachable): writes are no longer acknowledged here');
+      }, 100);
+      try {
+        await this.watchAsActive(term, origin, lease, () => appender, leaseLost, ended, () => refusal);
+      } finally {
+        clearInterval(leaseWatch);
+      }
     } finally {
       if (appender && !appender.refused()) appender.refuse(this.stopping ? 'the box is stopping' : 'this box gave up the lead');
       this.set({ role: 'joining', term: null });
       peerServer?.close();
       peerServer?.closeAllConnections();
-      await daemon?.close();
+      // Its last writes are refused (the box may not write any more): what fails to close is logged, not fatal.
+      await daemon?.close().catch((err: unknown) => this.logger.warn({ err: (err as Error).message }, 'replication: the daemon closed with an error after the lead ended'));
       await this.log.resign(term).catch(() => undefined);
       await lease.revoke().catch(() => undefined);
       this.logger.warn({ reason: refusal ?? 'stopping' }, 'replication: this box is no longer the active one');
@@ -371,48 +370,65 @@ export class PairMember {
   }
 
   /** The active's watch: lease, lead, peer and witness, trimming; returns when the lead ends or the box stops. */
-  private async watchAsActive(term: number, origin: LogOrigin, lease: Lease, appender: () => LogAppender | undefined, leaseLost: () => boolean, ended: Promise<void>, refusal: () => string | undefined): Promise<void> {
-    let watched = 0;
-    let wasProtected = true;
-    let stop = false;
-    void ended.then(() => (stop = true));
-    while (!stop && !this.stopping && refusal() === undefined) {
-      if (leaseLost()) {
-        appender()?.refuse('this box lost its lease on the lead (etcd unreachable): writes are no longer acknowledged here');
-        break;
-      }
-      const leader = await this.log.leader().catch(() => null);
-      if (leader === undefined || (leader && leader.term !== term)) {
-        appender()?.refuse(leader ? `box ${leader.name} is the active one now` : 'the lead was given up (a switchover)');
-        break;
-      }
-      const seq = appender()?.last() ?? 0;
-      this.set({ seq });
-      if (Date.now() - watched > WATCH_MS) {
-        watched = Date.now();
-        await this.log.announce({ name: this.name, role: 'active', seq, at: new Date().toISOString() }, lease).catch(() => undefined);
-        const peers = await this.log.members().catch(() => undefined);
-        const peer = peers?.find((m) => m.name !== this.name);
-        const members = await this.log.healthyMembers(this.options.endpoints).catch(() => null);
-        const missing: string[] = [];
-        if (peers && !peer) missing.push('no standby box follows the log');
-        if (members && members.healthy < members.total) missing.push(`${members.total - members.healthy} of ${members.total} etcd members (the witness or a box) do not answer`);
-        const isProtected = missing.length === 0;
-        this.set({ peer: peer ? { name: peer.name, role: peer.role, seq: peer.seq } : null, lag_entries: peer ? Math.max(0, seq - peer.seq) : null, members, protected: isProtected, warning: isProtected ? null : `unprotected: ${missing.join('; ')}` });
-        if (isProtected !== wasProtected) {
-          this.tell(isProtected ? 'protected' : 'unprotected', isProtected ? 'the pair is protected again: the standby follows and every etcd member answers' : `the pair is unprotected: ${missing.join('; ')}; the active box keeps serving`);
-          wasProtected = isProtected;
-        }
-        const keepFrom = peer ? Math.min(peer.seq, seq) : seq - KEEP_WITHOUT_PEER;
-        if (keepFrom > origin.base.seq + ENTRIES_PER_CALL) {
-          const point = { seq: keepFrom, term: (await this.log.termOf(keepFrom).catch(() => undefined)) ?? 0 };
-          if (point.term !== 0) {
-            await this.log.trim(term, origin, point).catch(() => undefined);
-            origin = { ...origin, base: point };
-          }
-        }
-      }
-      await Promise.race([ended, sleep(TICK_MS)]);
+  private async watchAsActive(term: number, origin: LogOrigin, lease: HeldLease, appender: () => LogAppender | undefined, leaseLost: () => boolean, ended: Promise<void>, refusal: () => string | undefined): Promise<void> {
+    const watch: ActiveWatch = { term, origin, lease, appender, leaseLost, watched: 0, wasProtected: true };
+    const end = ended.then(() => 'stop' as const);
+    while (!this.stopping && refusal() === undefined) {
+      // A step's calls may each wait out their deadline on a cut network: the lead's end does not wait for them.
+      if ((await Promise.race([end, this.watchStep(watch)])) === 'stop') break;
+      if ((await Promise.race([end, sleep(TICK_MS)])) === 'stop') break;
     }
   }
+
+  /** One round of the active's watch; 'stop' once the lead is lost. */
+  private async watchStep(w: ActiveWatch): Promise<'stop' | 'go'> {
+    const appender = w.appender();
+    if (w.leaseLost()) {
+      appender?.refuse('this box lost its lease on the lead (etcd unreachable): writes are no longer acknowledged here');
+      return 'stop';
+    }
+    const leader = await this.log.leader().catch(() => null);
+    if (leader === undefined || (leader && leader.term !== w.term)) {
+      appender?.refuse(leader ? `box ${leader.name} is the active one now` : 'the lead was given up (a switchover)');
+      return 'stop';
+    }
+    const seq = appender?.last() ?? 0;
+    this.set({ seq });
+    if (Date.now() - w.watched < WATCH_MS) return 'go';
+    w.watched = Date.now();
+    await this.log.announce({ name: this.name, role: 'active', seq, at: new Date().toISOString() }, w.lease).catch(() => undefined);
+    const peers = await this.log.members().catch(() => undefined);
+    const peer = peers?.find((m) => m.name !== this.name);
+    const members = await this.log.healthyMembers().catch(() => null);
+    const missing: string[] = [];
+    if (peers && !peer) missing.push('no standby box follows the log');
+    if (members && members.healthy < members.total) missing.push(`${members.total - members.healthy} of ${members.total} etcd members (the witness or a box) do not answer`);
+    const isProtected = missing.length === 0;
+    this.set({ peer: peer ? { name: peer.name, role: peer.role, seq: peer.seq } : null, lag_entries: peer ? Math.max(0, seq - peer.seq) : null, members, protected: isProtected, warning: isProtected ? null : `unprotected: ${missing.join('; ')}` });
+    if (isProtected !== w.wasProtected) {
+      this.tell(isProtected ? 'protected' : 'unprotected', isProtected ? 'the pair is protected again: the standby follows and every etcd member answers' : `the pair is unprotected: ${missing.join('; ')}; the active box keeps serving`);
+      w.wasProtected = isProtected;
+    }
+    const keepFrom = peer ? Math.min(peer.seq, seq) : seq - KEEP_WITHOUT_PEER;
+    if (keepFrom > w.origin.base.seq + ENTRIES_PER_CALL) {
+      const point = { seq: keepFrom, term: (await this.log.termOf(keepFrom).catch(() => undefined)) ?? 0 };
+      if (point.term !== 0) {
+        await this.log.trim(w.term, w.origin, point).catch(() => undefined);
+        w.origin = { ...w.origin, base: point };
+      }
+    }
+    return 'go';
+  }
+}
+
+/** What the active box's watch carries from one round to the next. */
+interface ActiveWatch {
+  term: number;
+  origin: LogOrigin;
+  lease: HeldLease;
+  appender: () => LogAppender | undefined;
+  leaseLost: () => boolean;
+  /** When the peer and the witness were last checked. */
+  watched: number;
+  wasProtected: boolean;
 }
