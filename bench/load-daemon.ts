@@ -32,6 +32,8 @@ export interface DaemonOptions {
   flags?: readonly string[];
   /** The daemon's lines that are not its log's JSON (what --trace-gc prints). */
   onOtherLine?: (line: string) => void;
+  /** More settings (a box of a replicated pair: its WAREHOUSE_REPLICATION_* variables). */
+  env?: Record<string, string>;
 }
 
 /** Starts dist/main.js on `stateDir`; resolves once it listens. */
@@ -41,7 +43,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('WAREHOUSE_TEST_')));
   const child = spawn(process.execPath, [...daemonNodeFlags(), ...(o.flags ?? []), path.join(ROOT, 'dist/main.js')], {
     cwd: ROOT,
-    env: { ...inherited, WAREHOUSE_STATE_DIR: o.stateDir, WAREHOUSE_PORT: '0', WAREHOUSE_LINKS: o.links, WAREHOUSE_LOG_LEVEL: 'info' },
+    env: { ...inherited, WAREHOUSE_STATE_DIR: o.stateDir, WAREHOUSE_PORT: '0', WAREHOUSE_LINKS: o.links, WAREHOUSE_LOG_LEVEL: 'info', ...o.env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const port = await new Promise<number>((resolve, reject) => {
