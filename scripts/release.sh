@@ -87,6 +87,8 @@ if [ -f docs/operations.md ]; then cp docs/operations.md "$tree/docs/"; fi
 mkdir -p "$tree/docs/monitoring"
 cp docs/monitoring.md "$tree/docs/"
 cp docs/monitoring/grafana-warehouse-controller.json "$tree/docs/monitoring/"
+# A site with a standby box: the pair's design, installation with its witness, and failover runbook.
+cp docs/high-availability.md "$tree/docs/"
 cp scripts/install.sh "$tree/install.sh"
 chmod 0755 "$tree/install.sh"
 

@@ -87,6 +87,7 @@ t.test('the tarball holds a complete manifest, the run-time files and production
     'systemd/README.md',
     'docs/monitoring.md',
     'docs/monitoring/grafana-warehouse-controller.json',
+    'docs/high-availability.md',
     'install.sh',
     'VERSION',
     'runtime/bin/node',
