@@ -100,7 +100,8 @@ cp -R node_modules "$tree/"
 # This package's own scripts build from sources the release does not have (tsc, cmake-js).
 (cd "$tree" && npm pkg delete scripts.install scripts.prepare scripts.prestart)
 # Links to command-line tools the daemon never runs; a link could also lead out of the tree.
-rm -rf "$tree/node_modules/.bin"
+# Nested ones too (a package's own copy of a dependency, as @grpc/grpc-js carries proto-loader).
+find "$tree/node_modules" -type d -name .bin -prune -exec rm -rf {} +
 # uWS ships a binary per platform and Node ABI (about 250 MB); its loader (uws.js) requires
 # uws_<platform>_<arch>_<abi>.node beside it. Only that one comes along, and only as reviewed.
 uws=$tree/node_modules/uWebSockets.js

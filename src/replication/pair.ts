@@ -20,7 +20,7 @@ import type { Config } from '../config/config.js';
 import type { Logger } from '../log/logger.js';
 import { ALL_COLLECTIONS } from '../domain/collections.js';
 import { MIGRATIONS } from '../store/migrations.js';
-import { decodeEntry, Store } from '../store/store.js';
+import { decodeEntry, Store, type LogPoint } from '../store/store.js';
 import { LogAppender } from './appender.js';
 import { ENTRIES_PER_CALL, ReplicatedLog, type HeldLease, type LogOrigin } from './log.js';
 import { fetchSnapshot, installSnapshot, servePeer } from './snapshot.js';
@@ -149,17 +149,20 @@ export class PairMember {
 
   private async loop(): Promise<void> {
     while (!this.stopping) {
+      let store: Store | undefined;
       try {
-        const store = await this.join();
+        store = await this.join();
         const won = await this.standBy(store);
-        if (won === undefined) {
-          await store.close();
-          break;
-        }
-        await this.lead(store, won.term, won.origin, won.lease);
+        if (won === undefined) break;
+        const leading = store;
+        store = undefined;
+        await this.lead(leading, won.term, won.origin, won.lease);
       } catch (err) {
         this.logger.error({ err }, 'replication: the box could not go on in its role; joining again');
         await sleep(1000);
+      } finally {
+        // The standby's store; the active's closes in lead() before the daemon opens its own.
+        await store?.close().catch(() => undefined);
       }
     }
     this.set({ role: 'stopped' });
@@ -304,19 +307,28 @@ export class PairMember {
     const ttlMs = this.options.config.replication_lease_seconds * 1000;
     const leaseLost = () => lease.isLost() || Date.now() - lease.keptAt() > ttlMs * 0.8;
 
-    await this.catchUp(store);
-    const point = store.logPoint();
+    let point: LogPoint;
+    let head: number;
     let origin = known;
-    if (!origin) {
-      origin = await this.log.start(term, point);
-      await store.joinLog(origin.id);
+    try {
+      await this.catchUp(store);
+      point = store.logPoint();
+      if (!origin) {
+        origin = await this.log.start(term, point);
+        await store.joinLog(origin.id);
+      }
+      // Past the head: this box's own batches the log never took, appended first (divergence()).
+      head = (await this.log.head()) ?? point.seq;
+      if (head > point.seq) throw new Error(`won the lead at entry ${point.seq} but the log ends at ${head}`);
+      if (head < point.seq) this.logger.warn({ head, seq: point.seq }, `replication: this box holds entries ${head + 1} to ${point.seq} that the log never took; it appends them first`);
+      else await store.sent(point.seq);
+    } catch (err) {
+      await this.log.resign(term).catch(() => undefined);
+      await lease.revoke().catch(() => undefined);
+      throw err;
+    } finally {
+      await store.close();
     }
-    // Past the head: this box's own batches the log never took, appended first (divergence()).
-    const head = (await this.log.head()) ?? point.seq;
-    if (head > point.seq) throw new Error(`won the lead at entry ${point.seq} but the log ends at ${head}`);
-    if (head < point.seq) this.logger.warn({ head, seq: point.seq }, `replication: this box holds entries ${head + 1} to ${point.seq} that the log never took; it appends them first`);
-    else await store.sent(point.seq);
-    await store.close();
 
     let appender: LogAppender | undefined;
     let peerServer: Server | undefined;

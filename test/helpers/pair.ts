@@ -57,12 +57,13 @@ export class PairBox {
         if (!existsSync(path.join(options.stateDir, dir))) cpSync(path.join(from.options.stateDir, dir), path.join(options.stateDir, dir), { recursive: true });
       }
     }
+    // Only the daemon's own settings: it refuses a WAREHOUSE_* name it does not know (the test
+    // runner's WAREHOUSE_TEST_DIST chooses the entry through entryArgs instead).
     const env: Record<string, string> = {
       PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root',
       WAREHOUSE_STATE_DIR: options.stateDir, WAREHOUSE_HOST: '0.0.0.0', WAREHOUSE_PORT: String(options.port),
       WAREHOUSE_REPLICATION_ENDPOINTS: options.endpoints.join(','), WAREHOUSE_REPLICATION_NAME: options.name,
       WAREHOUSE_REPLICATION_PAIR: options.pair, WAREHOUSE_REPLICATION_ADDRESS: options.address,
-      ...(process.env.WAREHOUSE_TEST_DIST ? { WAREHOUSE_TEST_DIST: process.env.WAREHOUSE_TEST_DIST } : {}),
       ...options.env,
     };
     return new PairBox(options, spawnOn(options.host, process.execPath, entryArgs('main'), env));
