@@ -102,6 +102,9 @@ cp -R node_modules "$tree/"
 # Links to command-line tools the daemon never runs; a link could also lead out of the tree.
 # Nested ones too (a package's own copy of a dependency, as @grpc/grpc-js carries proto-loader).
 find "$tree/node_modules" -type d -name .bin -prune -exec rm -rf {} +
+# Type declarations only a compiler reads (protobufjs, under the etcd client, lists @types/node
+# among its dependencies): nothing of them runs.
+rm -rf "$tree/node_modules/@types"
 # uWS ships a binary per platform and Node ABI (about 250 MB); its loader (uws.js) requires
 # uws_<platform>_<arch>_<abi>.node beside it. Only that one comes along, and only as reviewed.
 uws=$tree/node_modules/uWebSockets.js
