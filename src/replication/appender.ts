@@ -38,8 +38,6 @@ export class LogAppender implements ReplicationGate {
   private pumping = false;
   private refusal: ReplicaWriteRefused | undefined;
   private readonly refusedListeners = new Listeners<string>('replication refusal listener');
-  /** Appends that reached etcd, and the entries they carried (figures for status and /metrics). */
-  readonly figures = { appends: 0, entries: 0, retries: 0 };
 
   constructor(private readonly options: AppenderOptions) {
     this.appended = options.after;
@@ -119,7 +117,6 @@ export class LogAppender implements ReplicationGate {
         try {
           outcome = await log.append(term, this.appended, entries);
         } catch {
-          this.figures.retries++;
           await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
           continue;
         }
@@ -129,8 +126,6 @@ export class LogAppender implements ReplicationGate {
           this.refuse(leader && leader.term !== term ? `box ${leader.name} is the active one now (term ${leader.term})` : 'the replicated log moved on without this box');
           break;
         }
-        this.figures.appends++;
-        this.figures.entries += entries.length;
         this.appended = last;
         for (let i = this.waiting.length - 1; i >= 0; i--) {
           const w = this.waiting[i]!;
