@@ -1,6 +1,6 @@
 // npm run bench:site [-- --sites demo,large,large-10k --minutes 60 --speed 10 --pick-seconds 6 --seed 3
 //                        --open-per-balcony 3 --bots-per-level N --highways single|scaled
-//                        --site-options '{"buffersPerBalcony":2}']
+//                        --site-options '{"buffersPerBalcony":2}' --warm-up 5]
 //
 // The whole controller on a simulated site, through the real API, link, planner and simulator:
 // a stream of fulfillment requests keeps every balcony supplied; a driver acting as the people
@@ -22,6 +22,9 @@
 //   planner, level N                           its steps against the simulated time's (below
 //                                              100 %: bots waited for confirmations, or idled),
 //                                              stalls and escapes (the planners' summaries)
+// `--warm-up M` leaves the first M simulated minutes out of every figure but the windows (the
+// site starts with every carrier in storage, a whole trip from the balconies); `--minutes`
+// counts them in.
 // Target: balconies busy >= 90% of the time while bots are enough. `--bots-per-level`
 // runs the demo with that many bots on each level instead of its 10 (the same site otherwise),
 // to tell a balcony short of bots from a controller that keeps it waiting.
@@ -60,10 +63,13 @@ const { values: args } = parseArgs({
     'bots-per-level': { type: 'string' },
     highways: { type: 'string', default: 'scaled' },
     'site-options': { type: 'string', default: '{}' },
+    'warm-up': { type: 'string', default: '0' },
   },
 });
 const speed = Number(args.speed);
 const simMinutes = Number(args.minutes);
+/** Simulated seconds from the start before the figures count (the first carriers are a whole trip away). */
+const warmUpS = Number(args['warm-up']) * 60;
 const pickSeconds = Number(args['pick-seconds']);
 const openPerBalcony = Number(args['open-per-balcony']);
 let seed = Number(args.seed) >>> 0 || 1;
@@ -140,12 +146,16 @@ async function runSite(name: string): Promise<void> {
   const working = new Map<number, { job: Job; since: number }>();
   /** When each job waiting for a person was first seen (sim s): the oldest is taken first. */
   const seenWaiting = new Map<string, number>();
-  const busy = new Map<number, number>(); // balcony -> busy sim seconds
+  const busy = new Map<number, number>(); // balcony -> busy sim seconds after the warm-up
+  const busyAll = new Map<number, number>(); // the same from the start, beside the controller's KPI
   // By WINDOW_S of simulated time: the balconies' busy seconds, and the bots' battery at its end
   // (a run that starts well and fades shows where).
   const windowBusy: number[] = [];
   const windowBattery: { mean: number; min: number }[] = [];
-  const presented = new Map<number, number>();
+  /** By window: why ready jobs waited, so a window that falls away shows what it waited for. */
+  const windowWaits: Map<string, number>[] = [];
+  const presented = new Map<number, number>(); // after the warm-up
+  let presentedAll = 0;
   const personTime: number[] = [];
   const leadTimes: number[] = [];
   const created = new Map<string, number>();
@@ -154,6 +164,8 @@ async function runSite(name: string): Promise<void> {
   let lastSample = simNow();
   /** request:carrier of the carriers presented so far. */
   const seenPresented = new Set<string>();
+  /** What an idle person's balcony had on its way, in simulated seconds: why they waited. */
+  const idleWhy = new Map<string, number>();
   /** Why ready jobs waited, counted over the samples: the answer to "what limits it?". */
   const waits = new Map<string, number>();
 
@@ -167,13 +179,14 @@ async function runSite(name: string): Promise<void> {
       const entities = Array.from({ length: lines }, () => ({ sku_id: skus[Math.floor(random() * skus.length)]!, quantity: 1 + Math.floor(random() * 2) }));
       const unique = [...new Map(entities.map((e) => [e.sku_id, e])).values()];
       const r = await c.request('/api/v2/requests', { method: 'POST', json: { type: 'FULFILLMENT', entities: unique } });
-      if (r.status === 201) created.set(r.json.id, simNow());
+      if (r.status === 201 && simNow() >= warmUpS) created.set(r.json.id, simNow());
     }
     // The people: confirm jobs whose modelled time has passed.
     const executing = (await c.get('/api/v2/jobs?status__eq=EXECUTING&size=1000')).json.items as Job[];
     const now = simNow();
     const dt = now - lastSample;
     lastSample = now;
+    const counting = now >= warmUpS;
     let botsMoving = 0;
     const waiting = new Map<number, Job[]>();
     for (const j of executing) {
@@ -186,7 +199,8 @@ async function runSite(name: string): Promise<void> {
       // A carrier presented: the first job of its request waiting for the person at its balcony.
       if (j.carrier_id !== null && !seenPresented.has(`${j.request_id}:${j.carrier_id}`)) {
         seenPresented.add(`${j.request_id}:${j.carrier_id}`);
-        presented.set(b, (presented.get(b) ?? 0) + 1);
+        presentedAll++;
+        if (counting) presented.set(b, (presented.get(b) ?? 0) + 1);
       }
       let here = waiting.get(b);
       if (!here) waiting.set(b, (here = []));
@@ -196,13 +210,14 @@ async function runSite(name: string): Promise<void> {
       let w = working.get(b);
       if (w && now - w.since >= needs(w.job)) {
         const t = await c.request(`/api/v2/trigger/${w.job.id}`, { method: 'POST', json: {} });
-        if (t.status === 200) personTime.push(needs(w.job));
+        if (t.status === 200 && counting) personTime.push(needs(w.job));
         seenWaiting.delete(w.job.id);
         working.delete(b);
         w = undefined;
       }
       if (w) {
-        busy.set(b, (busy.get(b) ?? 0) + dt);
+        busyAll.set(b, (busyAll.get(b) ?? 0) + dt);
+        if (counting) busy.set(b, (busy.get(b) ?? 0) + dt);
         const k = Math.floor(now / WINDOW_S);
         windowBusy[k] = (windowBusy[k] ?? 0) + dt;
       }
@@ -213,8 +228,22 @@ async function runSite(name: string): Promise<void> {
       }
     }
     for (const b of [...working.keys()]) if (!waiting.has(b)) working.delete(b); // its job went (cancelled)
-    botBusySamples += (botsMoving / botCount) * dt;
-    samples += dt;
+    if (counting) {
+      for (const b of balconies) {
+        if (working.has(b)) continue;
+        let coming = 0;
+        let leaving = 0;
+        for (const j of executing) {
+          if (j.balcony_id !== b || j.details.waiting_for === 'trigger') continue;
+          if (j.type === 'RETRIEVING') coming++;
+          else if (j.type === 'STORING') leaving++;
+        }
+        const why = coming > 0 ? 'a carrier on its way to a position' : leaving > 0 ? 'carriers leaving, none on its way' : 'nothing on its way';
+        idleWhy.set(why, (idleWhy.get(why) ?? 0) + dt);
+      }
+      botBusySamples += (botsMoving / botCount) * dt;
+      samples += dt;
+    }
     if (windowBattery.length < Math.floor(now / WINDOW_S)) {
       const levels = ((await c.get('/api/v2/bots')).json as { battery_level: number }[]).map((b) => b.battery_level);
       windowBattery.push({ mean: avg(levels), min: Math.min(...levels) });
@@ -223,7 +252,9 @@ async function runSite(name: string): Promise<void> {
     if (round % 5 === 0) {
       for (const j of (await c.get('/api/v2/jobs?status__eq=ACCEPTED&size=1000')).json.items as Job[]) {
         const why = `${j.type}: ${String(j.details.waiting_for ?? 'not yet looked at')}`;
-        waits.set(why, (waits.get(why) ?? 0) + 1);
+        if (counting) waits.set(why, (waits.get(why) ?? 0) + 1);
+        const inWindow = (windowWaits[Math.floor(now / WINDOW_S)] ??= new Map());
+        inWindow.set(why, (inWindow.get(why) ?? 0) + 1);
       }
     }
     await new Promise((r) => setTimeout(r, 20));
@@ -240,17 +271,25 @@ async function runSite(name: string): Promise<void> {
     const at = created.get(r.id);
     if (at !== undefined) leadTimes.push(((Date.parse(r.updated_at_utc) - started) * speed) / 1000 - at);
   }
-  const hours = simNow() / 3600;
+  const countedS = simNow() - warmUpS;
+  const hours = countedS / 3600;
   const perBalcony = balconies.map((b) => (presented.get(b) ?? 0) / hours);
-  const idle = balconies.map((b) => 1 - (busy.get(b) ?? 0) / simNow());
-  const meanPerson = personTime.length > 0 ? personTime.reduce((a, b) => a + b, 0) / Math.max(1, seenPresented.size) : NaN;
+  const idle = balconies.map((b) => 1 - (busy.get(b) ?? 0) / countedS);
+  const presentedCounted = [...presented.values()].reduce((a, b) => a + b, 0);
+  const meanPerson = personTime.length > 0 ? personTime.reduce((a, b) => a + b, 0) / Math.max(1, presentedCounted) : NaN;
   const pct = (list: number[], p: number) => {
     const s = [...list].sort((a, b) => a - b);
     return s.length === 0 ? NaN : s[Math.min(s.length - 1, Math.floor(p * s.length))]!;
   };
-  console.log(`\n== ${name}: ${balconies.length} balconies, ${botCount} bots, ${simMinutes} simulated minutes at ${speed}x (${(realMs / 1000).toFixed(0)} s real); `
+  console.log(`\n== ${name}: ${balconies.length} balconies, ${botCount} bots, ${simMinutes} simulated minutes at ${speed}x (${(realMs / 1000).toFixed(0)} s real), `
+    + `figures after a warm-up of ${warmUpS / 60} minutes; `
     + `levels ${app.site.levels.map((l) => `${l.width}×${l.rows}, ${l.storage.length} spaces`).join('; ')}`);
   console.log(`carriers presented per balcony per hour  mean ${avg(perBalcony).toFixed(1)}  (${perBalcony.map((v) => v.toFixed(0)).join(', ')})`);
+  const byLevel = app.site.levels.map((l) => {
+    const here = balconies.map((b, i) => ({ b, i })).filter(({ b }) => app.site.balconies.find((x) => x.id === b)?.level_id === l.id);
+    return `level ${l.id} ${avg(here.map(({ i }) => perBalcony[i]!)).toFixed(0)}`;
+  });
+  console.log(`  by level                               ${byLevel.join(', ')}`);
   console.log(`balcony idle share                       mean ${(avg(idle) * 100).toFixed(1)} %  -> busy ${((1 - avg(idle)) * 100).toFixed(1)} % (target >= 90 %)`);
   console.log(`bot utilisation                          ${((botBusySamples / samples) * 100).toFixed(1)} %`);
   console.log(`request lead time                        p50 ${pct(leadTimes, 0.5).toFixed(0)} s  p95 ${pct(leadTimes, 0.95).toFixed(0)} s  (${leadTimes.length} requests done)`);
@@ -259,25 +298,31 @@ async function runSite(name: string): Promise<void> {
   const windows = windowBusy.filter((_, k) => simNow() - k * WINDOW_S >= WINDOW_S / 2).map((v, k) => `${((v / balconies.length / Math.min(WINDOW_S, simNow() - k * WINDOW_S)) * 100).toFixed(0)} %`
     + (windowBattery[k] ? ` (bots ${windowBattery[k]!.mean.toFixed(0)} %, lowest ${windowBattery[k]!.min.toFixed(0)} %)` : ''));
   console.log(`balconies busy by ${WINDOW_S / 60} simulated minutes  ${windows.join(', ')}`);
-  const waitTotal = [...waits.values()].reduce((a, b) => a + b, 0);
-  console.log(`ready jobs waiting, by reason (share of samples): ${[...waits].sort((a, b) => b[1] - a[1]).slice(0, 6).map(([k, v]) => `${k} ${((v / waitTotal) * 100).toFixed(0)} %`).join(', ')}`);
+  const shares = (m: Map<string, number>) => {
+    const total = [...m.values()].reduce((a, b) => a + b, 0);
+    return [...m].sort((a, b) => b[1] - a[1]).slice(0, 6).map(([k, v]) => `${k} ${((v / total) * 100).toFixed(0)} %`).join(', ');
+  };
+  console.log(`ready jobs waiting, by reason (share of samples): ${shares(waits)}`);
+  console.log(`a person idle, by what their balcony had on its way (share of idle time): ${shares(idleWhy)}`);
+  windowWaits.forEach((m, k) => console.log(`  minutes ${(k * WINDOW_S) / 60}-${((k + 1) * WINDOW_S) / 60}: ${shares(m)}`));
   // What the controller kept itself (GET /api/v2/kpi, the KPI page's source) beside what this
   // driver saw: the counts must agree; the busy shares differ by the driver's sampling.
   const kpi = (await c.get(`/api/v2/kpi?from=${new Date(started - 3_600_000).toISOString()}`)).json as {
     balconies: { balcony_id: number; hours: { carriers_presented: number; busy_seconds: number; idle_seconds: number }[] }[];
   };
   const kept = new Map(kpi.balconies.map((b) => [b.balcony_id, b.hours.reduce((n, h) => ({ presented: n.presented + h.carriers_presented, busy: n.busy + h.busy_seconds, elapsed: n.elapsed + h.busy_seconds + h.idle_seconds }), { presented: 0, busy: 0, elapsed: 0 })]));
+  const busyAllShare = avg(balconies.map((b) => (busyAll.get(b) ?? 0) / simNow()));
   const keptPresented = balconies.reduce((n, b) => n + (kept.get(b)?.presented ?? 0), 0);
-  const seen = balconies.reduce((n, b) => n + (presented.get(b) ?? 0), 0);
+  const seen = presentedAll;
   const keptBusy = avg(balconies.map((b) => (kept.get(b)?.busy ?? 0) / Math.max(1, kept.get(b)?.elapsed ?? 0)));
   // The controller's hours run from its start, a few seconds before this driver's first request.
   console.log(`KPI kept by the controller               carriers presented ${keptPresented} against ${seen} seen here (${(keptPresented / Math.max(1, seen)).toFixed(3)}); `
-    + `balconies busy ${(keptBusy * 100).toFixed(1)} % against ${((1 - avg(idle)) * 100).toFixed(1)} % (${(keptBusy / Math.max(1e-9, 1 - avg(idle))).toFixed(3)})`);
+    + `balconies busy ${(keptBusy * 100).toFixed(1)} % against ${(busyAllShare * 100).toFixed(1)} % (${(keptBusy / Math.max(1e-9, busyAllShare)).toFixed(3)}), both from the start`);
   c.close();
   await app.close();
   // A level's clock: below 100 % its bots waited for the controller (confirmations late, which
   // the speed-up makes likelier) or had nothing to start.
-  const nominalSteps = (hours * 3600 * 1000) / PLAN_STEP_MS;
+  const nominalSteps = (simNow() * 1000) / PLAN_STEP_MS; // the planners run from the start
   for (const s of summaries.values()) {
     console.log(`planner, level ${s.level_id}: ${s.steps} steps (${((s.steps / nominalSteps) * 100).toFixed(0)} % of the simulated time's), ${s.stalls.detected} stalls, ${s.escapes.planned} escapes (${s.escapes.unsolved} unsolved)`);
   }
