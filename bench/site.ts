@@ -231,14 +231,8 @@ async function runSite(name: string): Promise<void> {
     if (counting) {
       for (const b of balconies) {
         if (working.has(b)) continue;
-        let coming = 0;
-        let leaving = 0;
-        for (const j of executing) {
-          if (j.balcony_id !== b || j.details.waiting_for === 'trigger') continue;
-          if (j.type === 'RETRIEVING') coming++;
-          else if (j.type === 'STORING') leaving++;
-        }
-        const why = coming > 0 ? 'a carrier on its way to a position' : leaving > 0 ? 'carriers leaving, none on its way' : 'nothing on its way';
+        const coming = executing.some((j) => j.type === 'RETRIEVING' && j.balcony_id === b);
+        const why = coming ? 'a carrier on its way to a position' : 'nothing on its way';
         idleWhy.set(why, (idleWhy.get(why) ?? 0) + dt);
       }
       botBusySamples += (botsMoving / botCount) * dt;
@@ -271,7 +265,8 @@ async function runSite(name: string): Promise<void> {
     const at = created.get(r.id);
     if (at !== undefined) leadTimes.push(((Date.parse(r.updated_at_utc) - started) * speed) / 1000 - at);
   }
-  const countedS = simNow() - warmUpS;
+  const ranS = simNow();
+  const countedS = ranS - warmUpS;
   const hours = countedS / 3600;
   const perBalcony = balconies.map((b) => (presented.get(b) ?? 0) / hours);
   const idle = balconies.map((b) => 1 - (busy.get(b) ?? 0) / countedS);
@@ -311,7 +306,7 @@ async function runSite(name: string): Promise<void> {
     balconies: { balcony_id: number; hours: { carriers_presented: number; busy_seconds: number; idle_seconds: number }[] }[];
   };
   const kept = new Map(kpi.balconies.map((b) => [b.balcony_id, b.hours.reduce((n, h) => ({ presented: n.presented + h.carriers_presented, busy: n.busy + h.busy_seconds, elapsed: n.elapsed + h.busy_seconds + h.idle_seconds }), { presented: 0, busy: 0, elapsed: 0 })]));
-  const busyAllShare = avg(balconies.map((b) => (busyAll.get(b) ?? 0) / simNow()));
+  const busyAllShare = avg(balconies.map((b) => (busyAll.get(b) ?? 0) / ranS));
   const keptPresented = balconies.reduce((n, b) => n + (kept.get(b)?.presented ?? 0), 0);
   const seen = presentedAll;
   const keptBusy = avg(balconies.map((b) => (kept.get(b)?.busy ?? 0) / Math.max(1, kept.get(b)?.elapsed ?? 0)));
@@ -322,7 +317,7 @@ async function runSite(name: string): Promise<void> {
   await app.close();
   // A level's clock: below 100 % its bots waited for the controller (confirmations late, which
   // the speed-up makes likelier) or had nothing to start.
-  const nominalSteps = (simNow() * 1000) / PLAN_STEP_MS; // the planners run from the start
+  const nominalSteps = (ranS * 1000) / PLAN_STEP_MS; // the planners run from the start
   for (const s of summaries.values()) {
     console.log(`planner, level ${s.level_id}: ${s.steps} steps (${((s.steps / nominalSteps) * 100).toFixed(0)} % of the simulated time's), ${s.stalls.detected} stalls, ${s.escapes.planned} escapes (${s.escapes.unsolved} unsolved)`);
   }
