@@ -155,7 +155,6 @@ async function runSite(name: string): Promise<void> {
   /** By window: why ready jobs waited, so a window that falls away shows what it waited for. */
   const windowWaits: Map<string, number>[] = [];
   const presented = new Map<number, number>(); // after the warm-up
-  let presentedAll = 0;
   const personTime: number[] = [];
   const leadTimes: number[] = [];
   const created = new Map<string, number>();
@@ -199,7 +198,6 @@ async function runSite(name: string): Promise<void> {
       // A carrier presented: the first job of its request waiting for the person at its balcony.
       if (j.carrier_id !== null && !seenPresented.has(`${j.request_id}:${j.carrier_id}`)) {
         seenPresented.add(`${j.request_id}:${j.carrier_id}`);
-        presentedAll++;
         if (counting) presented.set(b, (presented.get(b) ?? 0) + 1);
       }
       let here = waiting.get(b);
@@ -308,7 +306,7 @@ async function runSite(name: string): Promise<void> {
   const kept = new Map(kpi.balconies.map((b) => [b.balcony_id, b.hours.reduce((n, h) => ({ presented: n.presented + h.carriers_presented, busy: n.busy + h.busy_seconds, elapsed: n.elapsed + h.busy_seconds + h.idle_seconds }), { presented: 0, busy: 0, elapsed: 0 })]));
   const busyAllShare = avg(balconies.map((b) => (busyAll.get(b) ?? 0) / ranS));
   const keptPresented = balconies.reduce((n, b) => n + (kept.get(b)?.presented ?? 0), 0);
-  const seen = presentedAll;
+  const seen = seenPresented.size;
   const keptBusy = avg(balconies.map((b) => (kept.get(b)?.busy ?? 0) / Math.max(1, kept.get(b)?.elapsed ?? 0)));
   // The controller's hours run from its start, a few seconds before this driver's first request.
   console.log(`KPI kept by the controller               carriers presented ${keptPresented} against ${seen} seen here (${(keptPresented / Math.max(1, seen)).toFixed(3)}); `
