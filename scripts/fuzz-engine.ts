@@ -290,7 +290,7 @@ export class Fuzzer {
   acceptsRaw(p: Json, v: string): boolean {
     const s = this.resolve(p.schema as Json);
     const value = s.type === 'array' ? [coerce(v, this.resolve(s.items ?? {}))] : coerce(v, s);
-    return this.ajv.validate(s, value) as boolean;
+    return this.ajv.validate(absolute(s), value) as boolean;
   }
 
   /** Turns inputs into a request. */
@@ -414,6 +414,11 @@ function omit(o: Json, key: string): Json {
 }
 
 /** The coercion a server applies to query and path strings by schema type. */
+/** A copy of a schema taken out of the document whose `#/...` references still point into it. */
+function absolute(schema: Json): Json {
+  return JSON.parse(JSON.stringify(schema, (key, value: unknown) => (key === '$ref' && typeof value === 'string' && value.startsWith('#/') ? `openapi.json${value}` : value))) as Json;
+}
+
 function coerce(v: string, s: Json): unknown {
   if (Array.isArray(s.anyOf)) {
     for (const branch of s.anyOf as Json[]) {

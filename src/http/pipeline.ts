@@ -16,7 +16,7 @@ import { compileRoute, type CompiledRoute } from './compiled-route.js';
 import { ERROR_STATUS } from './error-codes.js';
 import { errorAnswer, HttpError } from './errors.js';
 import { ClientGone, Exchange, JSON_TYPE, type AnswerHold } from './exchange.js';
-import { coerceQuery, parseQuery, unknownFilters } from './query.js';
+import { coerceQuery, explainCommas, parseQuery, repeatedScalars, unknownFilters } from './query.js';
 import { ANONYMOUS, Context } from './request-context.js';
 import type { RequestLog } from './request-log.js';
 import type { RequestMeter } from './request-meter.js';
@@ -256,9 +256,10 @@ export class Pipeline {
     }
     const raw = parseQuery(qs);
     ctx.query = coerceQuery(raw, c.route.query);
-    const unknown = c.filters ? unknownFilters(raw, c.route.query) : [];
+    const refused = c.filters ? unknownFilters(raw, c.route.query) : [];
+    refused.push(...repeatedScalars(raw, c.route.query));
     const valid = c.query!.check(ctx.query);
-    if (!valid || unknown.length > 0) throw new ValidationError([...unknown, ...(valid ? [] : c.query!.issues(ctx.query, 'query'))]);
+    if (!valid || refused.length > 0) throw new ValidationError([...refused, ...(valid ? [] : explainCommas(c.query!.issues(ctx.query, 'query'), raw))]);
   }
 
   /** A JSON body's value, checked; an empty body is the defaults when no field is required. */

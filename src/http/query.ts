@@ -4,8 +4,10 @@
  * query schema declares before validation.
  */
 import type { TObject, TSchema } from 'typebox';
+import type { ValidationIssue } from '../domain/errors.js';
 
 export type RawQuery = Record<string, string | string[]>;
+
 
 /** Parses `a=1&b=2&b=3` into `{ a: '1', b: ['2', '3'] }`. */
 export function parseQuery(qs: string): RawQuery {
@@ -57,7 +59,7 @@ function coerceValue(value: string | string[], schema: TSchema): unknown {
     const list = Array.isArray(value) ? value : [value];
     return s.items ? list.map((v) => coerceScalar(v, s.items!)) : list;
   }
-  // A scalar parameter given twice: the last one wins, as most HTTP frameworks do.
+  // A scalar parameter given twice is refused (repeatedScalars); the last stands in until then.
   return coerceScalar(Array.isArray(value) ? value[value.length - 1]! : value, schema);
 }
 
@@ -88,9 +90,9 @@ function coerceScalar(value: string, schema: TSchema): unknown {
  * The `field__op` parameters a filtering endpoint does not take, as validation issues naming
  * each one and what the field does take: a typo must not pass for the unfiltered list.
  */
-export function unknownFilters(raw: RawQuery, schema: TObject): { loc: string[]; msg: string; type: string }[] {
+export function unknownFilters(raw: RawQuery, schema: TObject): ValidationIssue[] {
   const props = schema.properties as Record<string, TSchema>;
-  const issues = [];
+  const issues: ValidationIssue[] = [];
   for (const key in raw) {
     const cut = key.lastIndexOf('__');
     if (cut <= 0 || Object.hasOwn(props, key)) continue;
@@ -104,4 +106,35 @@ export function unknownFilters(raw: RawQuery, schema: TObject): { loc: string[];
     });
   }
   return issues;
+}
+
+
+/**
+ * Scalar parameters given more than once (`size=1&size=2`), as validation issues: which one
+ * was meant cannot be told, and taking either would answer a question nobody asked.
+ */
+export function repeatedScalars(raw: RawQuery, schema: TObject): ValidationIssue[] {
+  const props = schema.properties as Record<string, TSchema & { type?: unknown }>;
+  const issues: ValidationIssue[] = [];
+  for (const key in raw) {
+    const value = raw[key];
+    if (!Array.isArray(value) || !Object.hasOwn(props, key) || props[key]!.type === 'array') continue;
+    issues.push({ loc: ['query', key], msg: `Given ${value.length} times: ${key} takes one value`, type: 'value_error' });
+  }
+  return issues;
+}
+
+/**
+ * Says why a refused list value holds a comma: spec 4.0.1 takes `status__in=A&status__in=B`,
+ * and `status__in=A,B` is the one value "A,B", which an integrator may not expect.
+ */
+export function explainCommas<I extends { loc: (string | number)[]; msg: string }>(issues: I[], raw: RawQuery): I[] {
+  return issues.map((issue) => {
+    const [where, key, index] = issue.loc;
+    if (where !== 'query' || typeof key !== 'string' || typeof index !== 'number') return issue;
+    const given = raw[key];
+    const value = Array.isArray(given) ? given[index] : given;
+    if (value === undefined || !value.includes(',')) return issue;
+    return { ...issue, msg: `${issue.msg}. A comma does not separate values: repeat the parameter once per value (${key}=a&${key}=b)` };
+  });
 }

@@ -31,6 +31,25 @@ t.test('bots come online with telemetry from the simulated level', async (t) => 
   t.equal((await a.admin.request('/api/v2/bots?level_id=x')).status, 422);
 });
 
+t.test('bots filter as every list does: field__eq and field__in, the older names kept, an unknown filter refused', async (t) => {
+  const ids = async (qs: string) => ((await a.admin.request(`/api/v2/bots?${qs}`)).json as { id: number }[]).map((b) => b.id);
+  await until(async () => ids(''), (b) => b.length > 0);
+  t.same(await ids('level_id__eq=2'), [], 'a level with no bots: no bots, not every bot');
+  t.same(await ids('level_id__eq=1'), [1]);
+  t.same(await ids('level_id__in=2&level_id__in=1'), [1]);
+  t.same(await ids('id__eq=1'), [1]);
+  t.same(await ids('id__in=7'), []);
+  t.same(await ids('is_charging__eq=true'), []);
+  t.same(await ids('id__eq=1&id=7'), [], 'every filter given holds');
+  t.same(await ids('is_charging__eq=false&is_charging=true'), []);
+  const unknown = await a.admin.request('/api/v2/bots?colour__eq=red');
+  t.equal(unknown.status, 422);
+  t.match(unknown.json.detail[0], { loc: ['query', 'colour__eq'], msg: /no field colour/ });
+  const twice = await a.admin.request('/api/v2/bots?level_id__eq=1&level_id__eq=2');
+  t.equal(twice.status, 422, 'a scalar filter given twice');
+  t.match(twice.json.detail[0], { loc: ['query', 'level_id__eq'], msg: /Given 2 times/ });
+});
+
 t.test('balcony LED sequences are published when the controller acknowledges them', async (t) => {
   const body = { status: [{ colors: [[0, 255, 0]], duration: 0.5 }, { colors: [[0, 0, 0]], duration: 0.5 }] };
   const r = await until(async () => a.admin.request('/api/v2/balcony_leds/balcony/1', { method: 'POST', json: body }), (x) => x.json?.published === true);

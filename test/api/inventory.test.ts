@@ -161,6 +161,22 @@ t.test('boxes: create, overlap, patch, swap, swap-region, delete', async (t) => 
   t.equal((await send('PATCH', '/api/v2/box/99', { section_code: '1' })).status, 404);
   t.equal((await send('PATCH', '/api/v2/box/abc', { section_code: '1' })).status, 422);
 
+  // Whatever a client read it can send back: the canonical code as section_code_32, the
+  // inventory row's binary digits as section_code.
+  r = await send('PATCH', '/api/v2/box/6', { section_code_32: 0x00000f00 });
+  t.same(r.json, { id: 6, section_code: 0b00000100, section_code_32: 0x00000f00 }, 'the canonical code, beyond 255');
+  const row = (await rows('box_id__eq=6')).items[0];
+  r = await send('PATCH', '/api/v2/box/6', { section_code: row.section_code });
+  t.equal(r.status, 200, `the inventory row's ${row.section_code} is taken back`);
+  r = await send('PATCH', '/api/v2/box/6', { section_code_32: row.section_code_32 });
+  t.same(r.json, { id: 6, section_code: 0b00000100, section_code_32: 0x00000f00 }, 'and its section_code_32');
+  for (const body of [{}, { section_code: '1', section_code_32: 1 }, { section_code_32: 0 }, { section_code_32: 2 ** 32 }]) {
+    r = await send('PATCH', '/api/v2/box/6', body);
+    t.equal(r.status, 422, `${JSON.stringify(body)} refused`);
+  }
+  r = await send('PATCH', '/api/v2/box/6', { section_code: '00001100' });
+  t.equal(r.status, 200, 'back where it was');
+
   r = await send('POST', '/api/v2/box/swap/5/3');
   t.equal(r.status, 200);
   t.same(r.json.source_box, { id: 5, section_code: 255, section_code_32: 0xffffffff });

@@ -253,6 +253,8 @@ t.test('replenishment and putaway choose boxes with room; putaway answers where 
   t.equal(put.status, 201, JSON.stringify(put.json));
   t.equal(put.json.type, 'REPLENISHMENT');
   t.equal(a.app.store.collection(requests).get(put.json.id)?.input_type, 'PUTAWAY', 'stored as the spec\'s type, with the type posted beside it');
+  t.equal(put.json.input_type, 'PUTAWAY', 'and answered beside it, so a client sees what it posted');
+  t.equal((await a.admin.request(`/api/v2/requests?id__eq=${put.json.id}`)).json.items[0].input_type, 'PUTAWAY', 'in the list too');
   t.same(put.json.placements, [{ box_id: 2, carrier_id: 'C1', sku_id: 'C', quantity: 5 }], 'the empty box on C1');
   await post(`/api/v2/requests/${put.json.id}/cancel`, {});
 });

@@ -47,15 +47,17 @@ t.test("the daemon's document describes the live event stream", async (t) => {
   t.ok(r.json.paths['/api/v2/events/stream'].get, 'and the upgrade endpoint itself');
 });
 
-t.test('no two paths differ only by parameter names (OpenAPI 3.1): POST /box/{carrier_id} joins /box/{box_id}', async (t) => {
+t.test('no two paths differ only by parameter names (OpenAPI 3.1): POST /box/{carrier_id} and /box/{box_id} share /box/{id}', async (t) => {
   const a = await startTestApp();
   t.teardown(() => a.close());
   const paths = Object.keys((await a.client.request('/api/openapi.json')).json.paths as Record<string, unknown>);
   const shapes = paths.map((p) => p.replace(/\{\w+\}/g, '{}'));
   t.same(shapes.filter((s, i) => shapes.indexOf(s) !== i), [], 'one template per shape');
-  const box = (await a.client.request('/api/openapi.json')).json.paths['/api/v2/box/{box_id}'];
+  const box = (await a.client.request('/api/openapi.json')).json.paths['/api/v2/box/{id}'];
   t.same(Object.keys(box).sort(), ['delete', 'patch', 'post']);
-  const param = box.post.parameters.find((p: { in: string }) => p.in === 'path');
-  t.equal(param.name, 'box_id', 'named by the template');
-  t.match(param.description, /the spec's `carrier_id`: the carrier id/);
+  const param = (method: string) => box[method].parameters.find((p: { in: string }) => p.in === 'path');
+  t.equal(param('post').name, 'id', 'no operation\'s parameter is named for what another takes');
+  t.match(param('post').description, /The carrier that gets the new box \(the spec's `carrier_id`: the carrier id\)/);
+  t.match(param('patch').description, /the spec's `box_id`: the box id/);
+  t.match(param('delete').description, /the spec's `box_id`: the box id/);
 });

@@ -10,12 +10,22 @@ export const SectionCode = Type.Union([
   // At least one section: the lookahead wants a 1 (docs/inventory.md; the domain checks it too).
   Type.String({ pattern: '^(?=[01]*1)(?:[01]{1,8}|[01]{16}|[01]{32})$', description: 'Binary digits, at least one 1: at most 8 (legacy), exactly 16 or exactly 32; section 0 first' }),
   Type.Integer({ minimum: 1, maximum: 255, description: 'Legacy 8-bit code, 1 to 255 (0 would take no section)' }),
-], { description: 'Sections of the carrier the box takes (docs/inventory.md)' });
+], { $id: 'SectionCode', description: 'Sections of the carrier the box takes (docs/inventory.md)' });
 
-export const BoxCodeBody = Type.Object({ section_code: SectionCode });
+export const SectionCode32 = Type.Integer({
+  $id: 'SectionCode32', minimum: 1, maximum: 0xffffffff, description: 'Canonical code, as a box and an inventory row show `section_code_32`: bit 31 - i is section i of 32',
+});
+
+const codeFields = {
+  section_code: Type.Optional(SectionCode),
+  section_code_32: Type.Optional(SectionCode32),
+};
+const EITHER = 'Exactly one of `section_code` (as a box shows it, an integer, or as an inventory row shows it, binary digits) and `section_code_32` (as both show it)';
+
+export const BoxCodeBody = Type.Object(codeFields, { $id: 'BoxSectionCode', description: EITHER, minProperties: 1 });
 
 export const SwapRegionBody = Type.Object({
-  updates: Type.Array(Type.Object({ box_id: Type.Integer({ minimum: 1 }), section_code: SectionCode }), { minItems: 1, maxItems: 1000 }),
+  updates: Type.Array(Type.Object({ box_id: Type.Integer({ minimum: 1 }), ...codeFields }, { $id: 'BoxSectionCodeUpdate', description: EITHER }), { minItems: 1, maxItems: 1000 }),
 });
 
 const Count = Type.Integer({ minimum: 0, maximum: 2_000_000_000 });
@@ -25,8 +35,8 @@ const SkuId = Type.String({ minLength: 1, maxLength: 128 });
 export const LoadBody = Type.Object({ sku_id: SkuId, item_count: Count, item_count_max: CountMax });
 export const LoadPatchBody = Type.Partial(LoadBody);
 
-const MeasurementUnit = Type.Enum([...MEASUREMENT_UNITS], { default: 'PIECE' });
-const OnEmptySkuAction = Type.Enum([...ON_EMPTY_SKU_ACTIONS], { default: 'UNASSIGN' });
+export const MeasurementUnit = Type.Enum([...MEASUREMENT_UNITS], { $id: 'MeasurementUnit', default: 'PIECE' });
+export const OnEmptySkuAction = Type.Enum([...ON_EMPTY_SKU_ACTIONS], { $id: 'OnEmptySkuAction', default: 'UNASSIGN', description: 'When a box of the SKU runs empty: UNASSIGN removes the load, DO_NOTHING keeps it at zero' });
 const Capacities = Type.Record(Type.String({ pattern: '^[0-9]+(/[0-9]+)?$', maxLength: 8 }), Type.Integer({ exclusiveMinimum: 0, maximum: 2_000_000_000 }), {
   description: 'Box-size key ("1/4", "1/2", "1", "3/32": the fraction of a carrier the box takes) -> most items of this SKU such a box holds',
   additionalProperties: false,
@@ -42,8 +52,8 @@ const skuFields = {
   balcony_ids: Type.Optional(Nullable(BalconyIds)),
 };
 
-export const SkuCreateBody = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128, pattern: '^\\S(.*\\S)?$' }), ...skuFields });
-export const SkuPatchBody = Type.Object(skuFields);
+export const SkuCreateBody = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128, pattern: '^\\S(.*\\S)?$' }), ...skuFields }, { $id: 'SkuCreate' });
+export const SkuPatchBody = Type.Object(skuFields, { $id: 'SkuUpdate' });
 
 export type SkuInput = Static<typeof SkuPatchBody>;
 export type LoadInput = Static<typeof LoadBody>;

@@ -7,7 +7,7 @@
 import type { Store } from '../../store/store.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import type { Site } from '../site/load.js';
-import { boxSizeKey, overlaps, parseSectionCode, sectionCount, type SectionCodeInput } from './section-code.js';
+import { boxSizeKey, overlaps, parseGivenCode, parseSectionCode, sectionCount, type GivenSectionCode } from './section-code.js';
 import { boxes, carriers, positionKey, skus, type BoxRecord, type CarrierRecord, type LoadRecord, type SkuImage, type SkuRecord } from './records.js';
 import type { InventoryView } from './view.js';
 import type { LoadInput, SkuInput } from './inputs.js';
@@ -135,8 +135,8 @@ export class Inventory {
   // ------------------------------------------------------------------ boxes
 
   /** Creates a box on a carrier in sections no other box there takes. */
-  async createBox(carrierId: string, code: SectionCodeInput): Promise<BoxRecord> {
-    const code32 = parseSectionCode(code);
+  async createBox(carrierId: string, code: GivenSectionCode): Promise<BoxRecord> {
+    const code32 = parseGivenCode(code);
     const box = await this.store.write(() => {
       const carrier = this.store.collection(carriers).get(carrierId);
       if (!carrier) throw new NotFoundError(`carrier ${carrierId} does not exist`);
@@ -150,8 +150,8 @@ export class Inventory {
   }
 
   /** Moves a box to other sections of its carrier. */
-  async patchBox(boxId: number, code: SectionCodeInput): Promise<BoxRecord> {
-    const [box] = await this.place([{ box_id: boxId, code }], ['body']);
+  async patchBox(boxId: number, code: GivenSectionCode): Promise<BoxRecord> {
+    const [box] = await this.place([{ ...code, box_id: boxId }], ['body']);
     return box!;
   }
 
@@ -189,18 +189,18 @@ export class Inventory {
   }
 
   /** Applies several section-code changes at once; the end state must have no overlap. */
-  async swapRegion(updates: { box_id: number; section_code: SectionCodeInput }[]): Promise<BoxRecord[]> {
-    return this.place(updates.map((u) => ({ box_id: u.box_id, code: u.section_code })), ['body', 'updates']);
+  async swapRegion(updates: (GivenSectionCode & { box_id: number })[]): Promise<BoxRecord[]> {
+    return this.place(updates, ['body', 'updates']);
   }
 
-  private async place(updates: { box_id: number; code: SectionCodeInput }[], loc: (string | number)[]): Promise<BoxRecord[]> {
+  private async place(updates: (GivenSectionCode & { box_id: number })[], loc: (string | number)[]): Promise<BoxRecord[]> {
     const issues = [];
     const codes: number[] = [];
     const seen = new Set<number>();
     for (const [i, u] of updates.entries()) {
       const at = loc.length > 1 ? [...loc, i] : loc;
       try {
-        codes.push(parseSectionCode(u.code, [...at, 'section_code']));
+        codes.push(parseGivenCode(u, at));
       } catch (err) {
         issues.push(...(err as ValidationError).issues);
       }

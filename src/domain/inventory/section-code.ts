@@ -14,6 +14,15 @@ const LEGACY_SECTIONS = 8;
 /** Input of every endpoint that takes a section code: binary digits, or the legacy integer. */
 export type SectionCodeInput = string | number;
 
+/**
+ * A box's code as a body gives it: `section_code` in either form a box or an inventory row
+ * shows it, or `section_code_32` as both show it, so whatever a client read it can send back.
+ */
+export interface GivenSectionCode {
+  section_code?: SectionCodeInput;
+  section_code_32?: number;
+}
+
 const BINARY = /^[01]+$/;
 
 /**
@@ -38,6 +47,19 @@ export function parseSectionCode(input: SectionCodeInput, loc: (string | number)
   }
   if (code === 0) throw ValidationError.of(loc, 'a section code must take at least one section', 'value_error.section_code');
   return code;
+}
+
+/** The canonical code of a body's `section_code` or `section_code_32` (exactly one of them). */
+export function parseGivenCode(given: GivenSectionCode, loc: (string | number)[] = ['body']): number {
+  const { section_code: legacy, section_code_32: code32 } = given;
+  if ((legacy === undefined) === (code32 === undefined)) {
+    throw ValidationError.of(loc, 'give exactly one of section_code and section_code_32', 'value_error.section_code');
+  }
+  if (legacy !== undefined) return parseSectionCode(legacy, [...loc, 'section_code']);
+  if (!Number.isInteger(code32) || code32! < 1 || code32! > 0xffffffff) {
+    throw ValidationError.of([...loc, 'section_code_32'], 'section_code_32 is the canonical 32-bit code: 1 to 4294967295', 'value_error.section_code');
+  }
+  return code32! >>> 0;
 }
 
 /** Expands a code over `sections` sections to 32, each section to 32/sections canonical bits. */

@@ -1,4 +1,5 @@
 /** The vocabulary of the list engine: field tables, sources, queries and pages. */
+import type { TSchema } from 'typebox';
 
 export type FieldType = 'string' | 'integer' | 'number' | 'boolean' | 'datetime';
 export type FilterOp = 'eq' | 'gte' | 'lte' | 'ilike' | 'in';
@@ -18,6 +19,11 @@ export interface ListField<T> {
   sort?: boolean;
   /** Reads the value from a row (default: the property of the same name). */
   get?: (row: T) => unknown;
+  /**
+   * The schema of one value where the field takes fewer than its type (an enum): an `eq` or
+   * `in` value outside it is a 422 naming the allowed values, not a silently empty page.
+   */
+  values?: TSchema;
   /** Per-operator parameter type where the spec types a parameter apart from its field. */
   paramTypes?: Partial<Record<FilterOp, FieldType>>;
   description?: string;

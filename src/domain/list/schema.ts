@@ -38,11 +38,13 @@ export function listQuerySchema<T>(table: FieldTable<T>, options: Pick<ListOptio
     if (field.sort !== false) sortable.push(name);
     for (const op of field.filters ?? []) {
       const type = paramType(field, op);
-      let schema = scalar(type, op === 'ilike' ? 'string' : field.type);
+      let schema = field.values && (op === 'eq' || op === 'in') ? field.values : scalar(type, op === 'ilike' ? 'string' : field.type);
       if (op === 'eq' && field.none) schema = Type.Union([schema, Type.Literal('none')]);
       if (op === 'in') schema = Type.Array(schema);
       const description = `${name} ${OP_TEXT[op]}${op === 'eq' && field.none ? '; `none` matches rows without a value' : ''}`;
-      props[`${name}__${op}`] = Type.Optional({ ...schema, description });
+      // A named schema (an enum with an `$id`) stays itself, so the document references it;
+      // the parameter's own words go around it.
+      props[`${name}__${op}`] = Type.Optional('$id' in schema ? Type.Intersect([schema], { description }) : { ...schema, description });
     }
   }
   props.page = Type.Optional(Type.Integer({ minimum: 1, default: 1, description: 'Page number, from 1' }));

@@ -1,5 +1,5 @@
 /** Spec 4.2 and 4.3: bots from live telemetry, and balcony LED sequences. */
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import type { BotView, SystemService } from '../../domain/system/control.js';
 import { NotFoundError } from '../../domain/errors.js';
 import { ledColourSteps, type LedColourStep, type LedLimits } from '../../domain/system/leds.js';
@@ -28,6 +28,34 @@ const LedStep = (LED: LedLimits) => Type.Object({
   }),
 }, { description: 'LED step (spec 2.9)' });
 
+const BotId = Type.Integer({ minimum: 1 });
+const LevelId = Type.Integer({ minimum: 1 });
+const BotQuery = Type.Object({
+  id__eq: Type.Optional(Type.Integer({ minimum: 1, description: 'id equals' })),
+  id__in: Type.Optional(Type.Array(BotId, { description: 'id one of; repeat the parameter once per value' })),
+  level_id__eq: Type.Optional(Type.Integer({ minimum: 1, description: 'level_id equals' })),
+  level_id__in: Type.Optional(Type.Array(LevelId, { description: 'level_id one of; repeat the parameter once per value' })),
+  is_charging__eq: Type.Optional(Type.Boolean({ description: 'is_charging equals' })),
+  id: Type.Optional(Type.Array(BotId, { description: 'Older name of id__in' })),
+  level_id: Type.Optional(Type.Array(LevelId, { description: 'Older name of level_id__in' })),
+  is_charging: Type.Optional(Type.Boolean({ description: 'Older name of is_charging__eq' })),
+});
+
+/**
+ * The filter the parameters give; as on every list, each one given must hold (so `id__eq=1&id=2`
+ * matches no bot). Undefined when none can.
+ */
+function botFilter(query: Static<typeof BotQuery>): { id?: number[]; level_id?: number[]; is_charging?: boolean } | undefined {
+  const both = (lists: (readonly number[] | undefined)[]): number[] | undefined =>
+    lists.reduce<number[] | undefined>((kept, list) => (list === undefined ? kept : kept === undefined ? [...list] : kept.filter((v) => list.includes(v))), undefined);
+  const one = (n: number | undefined) => (n === undefined ? undefined : [n]);
+  const id = both([one(query.id__eq), query.id__in, query.id]);
+  const level = both([one(query.level_id__eq), query.level_id__in, query.level_id]);
+  const charging = [query.is_charging__eq, query.is_charging].filter((v) => v !== undefined);
+  if (charging.length === 2 && charging[0] !== charging[1]) return undefined;
+  return { ...(id ? { id } : {}), ...(level ? { level_id: level } : {}), ...(charging.length > 0 ? { is_charging: charging[0]! } : {}) };
+}
+
 /** What the balcony LED route needs of the radio lines. */
 export interface BalconyLeds {
   /** True once the balcony's LED controller acknowledged the sequence. */
@@ -40,14 +68,14 @@ export function botRoutes(site: Site, system: SystemService, leds: BalconyLeds |
   return [
     route({
       method: 'GET', path: '/api/v2/bots', tag: 'Bots', permission: 'system:view',
-      summary: 'Bots from live telemetry; filters: id, level_id (both repeatable), is_charging',
-      query: Type.Object({
-        id: Type.Optional(Type.Array(Type.Integer({ minimum: 1 }), { description: 'Bot ids; repeat the parameter' })),
-        level_id: Type.Optional(Type.Array(Type.Integer({ minimum: 1 }), { description: 'Level ids; repeat the parameter' })),
-        is_charging: Type.Optional(Type.Boolean()),
-      }),
+      summary: 'Bots from live telemetry, filtered as every list is (spec 4.0.1): id__eq, id__in, level_id__eq, level_id__in, is_charging__eq',
+      description: 'Not paginated (every bot of the site at once). `id`, `level_id` (both repeatable) and `is_charging` are older names of the same filters, kept. Every filter given must hold.',
+      query: BotQuery,
       responses: { 200: Type.Array(BotResponse) },
-      handler: ({ query }) => system.bots(query).map(botView),
+      handler: ({ query }) => {
+        const filter = botFilter(query);
+        return filter ? system.bots(filter).map(botView) : [];
+      },
     }),
     route({
       method: 'POST', path: '/api/v2/balcony_leds/balcony/{balcony_id}', tag: 'System', permission: 'system:balcony_leds',

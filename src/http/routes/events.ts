@@ -33,7 +33,7 @@ export const EventResponse = Type.Object({
   level_id: Nullable(Type.Integer()),
   request_id: Nullable(Type.String()),
   severity: Type.Integer({ description: '10 debug, 20 info, 30 notice, 40 warning, 50 error, 60 critical' }),
-}, { description: 'Event (spec 2.14)' });
+}, { $id: 'Event', description: 'Event (spec 2.14)' });
 
 /** The view of one event, shared by the list and the live stream. */
 export function eventView(e: EventRecord, zone: string) {

@@ -15,7 +15,7 @@ import { listRoute } from '../list-route.js';
 import { Binary } from '../multipart.js';
 import { Reply, route, type AnyRoute, type UploadedFile } from '../route.js';
 import {
-  Balcony, BoxCodeBody, BoxResponse, InventoryRowResponse, Level, LoadBody, LoadPatchBody, LoadResponse, SkuCreateBody, SkuPatchBody, SkuResponse,
+  Balcony, BoxCodeBody, BoxResponse, InventoryRowResponse, Level, LoadBody, LoadPatchBody, LoadResponse, MeasurementUnit, OnEmptySkuAction, SkuCreateBody, SkuPatchBody, SkuResponse,
   SwapRegionBody,
 } from '../schemas/inventory.js';
 
@@ -43,8 +43,8 @@ const stockFillRatio = (s: SkuRecord) => (s.max_quantity > 0 ? s.total_quantity 
 export const SKU_FIELDS: FieldTable<SkuRecord> = {
   id: { type: 'string', filters: ['eq', 'ilike'], search: true },
   name: { type: 'string', filters: ['ilike'], search: true },
-  measurement_unit: { type: 'string', filters: ['in'] },
-  on_empty_sku_action: { type: 'string', filters: ['in'] },
+  measurement_unit: { type: 'string', filters: ['in'], values: MeasurementUnit },
+  on_empty_sku_action: { type: 'string', filters: ['in'], values: OnEmptySkuAction },
   total_quantity: { type: 'integer', filters: ['eq', 'gte', 'lte', 'ilike'] },
   max_quantity: { type: 'integer', filters: ['eq', 'gte', 'lte', 'ilike'] },
   load_count: { type: 'integer', filters: ['eq', 'ilike'] },
@@ -72,9 +72,9 @@ export function inventoryFields(): FieldTable<InventoryRow> {
     box_id: { type: 'integer', filters: ['eq', 'ilike'], none: true },
     box_size: { type: 'number', get: (r) => (r.code32 === null ? null : boxSize(r.code32)) },
     box_size_string: { type: 'string', filters: ['eq', 'ilike', 'in'], search: true, get: (r) => r.box_size_string },
-    box_height_string_max: { type: 'number', filters: ['eq', 'ilike'], paramTypes: { eq: 'string' }, search: true, get: (r) => r.box_height_max },
+    box_height_string_max: { type: 'number', filters: ['eq', 'ilike'], search: true, get: (r) => r.box_height_max },
     section_code: { type: 'string', filters: ['eq'], search: true, get: (r) => r.section_code },
-    section_code_32: { type: 'integer', filters: ['eq'], paramTypes: { eq: 'string' }, search: true, get: (r) => r.code32 },
+    section_code_32: { type: 'integer', filters: ['eq'], search: true, get: (r) => r.code32 },
     content_codes: { type: 'string', filters: ['ilike'], get: (r) => (r.carrier_id === null ? null : codeDigits(r.occupancy, 32)) },
     depth: { type: 'integer', filters: ['eq', 'gte', 'lte', 'ilike', 'in'] },
     level_id: { type: 'integer', filters: ['in'] },
@@ -84,10 +84,10 @@ export function inventoryFields(): FieldTable<InventoryRow> {
     eta_int: { type: 'integer', filters: ['ilike'], get: (r) => (r.eta === null ? null : Math.round(r.eta)) },
     sku_id: { type: 'string', filters: ['eq', 'ilike'], none: true, isNone: (r) => r.box_id !== null && r.sku_id === null, search: true },
     sku_name: { type: 'string', filters: ['ilike'], search: true, get: (r) => sku(r)?.name ?? null },
-    item_count: { type: 'integer', filters: ['eq', 'ilike'], paramTypes: { eq: 'string' } },
-    item_count_max: { type: 'integer', filters: ['eq', 'ilike'], paramTypes: { eq: 'string' } },
-    system_quantity: { type: 'integer', filters: ['eq', 'ilike'], paramTypes: { eq: 'string' }, get: (r) => r.item_count },
-    measurement_unit: { type: 'string', filters: ['in'], get: (r) => sku(r)?.measurement_unit ?? null },
+    item_count: { type: 'integer', filters: ['eq', 'ilike'] },
+    item_count_max: { type: 'integer', filters: ['eq', 'ilike'] },
+    system_quantity: { type: 'integer', filters: ['eq', 'ilike'], get: (r) => r.item_count },
+    measurement_unit: { type: 'string', filters: ['in'], values: MeasurementUnit, get: (r) => sku(r)?.measurement_unit ?? null },
     on_empty_sku_action: { type: 'string', get: (r) => sku(r)?.on_empty_sku_action ?? null },
     updated_at: { type: 'datetime', filters: ['gte', 'lte'] },
   };
@@ -225,13 +225,13 @@ export function inventoryRoutes(deps: InventoryRouteDeps): AnyRoute[] {
       method: 'PATCH', path: '/api/v2/box/{box_id}', tag: 'Boxes', permission: 'inventory:boxes', summary: 'Move a box to other sections of its carrier',
       params: Type.Object({ box_id: Type.String({ pattern: '^[1-9][0-9]{0,14}$', description: 'Box id (digits)' }) }),
       body: BoxCodeBody, responses: { 200: BoxResponse, 404: ErrorBody, 409: ErrorBody },
-      handler: async ({ params, body }) => boxView(await inventory.patchBox(Number(params.box_id), body.section_code)),
+      handler: async ({ params, body }) => boxView(await inventory.patchBox(Number(params.box_id), body)),
     }),
     route({
       method: 'POST', path: '/api/v2/box/{carrier_id}', tag: 'Boxes', permission: 'inventory:boxes', summary: 'Create a box on a carrier',
-      params: Type.Object({ carrier_id: Type.String({ minLength: 1, maxLength: 64 }) }),
+      params: Type.Object({ carrier_id: Type.String({ minLength: 1, maxLength: 64, description: 'The carrier that gets the new box' }) }),
       body: BoxCodeBody, responses: { 201: BoxResponse, 404: ErrorBody, 409: ErrorBody },
-      handler: async ({ params, body }) => boxView(await inventory.createBox(params.carrier_id, body.section_code)),
+      handler: async ({ params, body }) => boxView(await inventory.createBox(params.carrier_id, body)),
     }),
 
     // ---------------------------------------------------------------- loads

@@ -4,13 +4,14 @@ import type { Caller } from '../../domain/auth/caller.js';
 import { DomainError, ValidationError } from '../../domain/errors.js';
 import type { FieldTable, ListSource } from '../../domain/list/index.js';
 import type { InputKind } from '../../domain/requests/inputs.js';
-import { jobDetails, type JobRecord, type RequestRecord } from '../../domain/requests/records.js';
+import { inputTypeOf, jobDetails, type JobRecord, type RequestRecord } from '../../domain/requests/records.js';
 import type { Requests } from '../../domain/requests/requests.js';
 import { stampPair } from '../../domain/time.js';
 import { ErrorBody } from '../errors.js';
 import { listRoute } from '../list-route.js';
 import { AUTHENTICATED, Reply, route, type AnyRoute } from '../route.js';
-import { AbortBody, JobGraphResponse, JobResponse, PutawayResponse, RequestInputBody, RequestResponse, TriggerBody } from '../schemas/requests.js';
+import {
+  AbortBody, JobGraphResponse, JobResponse, JobStatusSchema, JobTypeSchema, RequestStatusSchema, RequestTypeSchema, RequestCreated, RequestInputBody, RequestResponse, TriggerBody } from '../schemas/requests.js';
 
 export interface RequestRouteDeps {
   requests: Requests;
@@ -42,8 +43,8 @@ export const REQUEST_FIELDS: FieldTable<RequestRecord> = {
   counter: { type: 'integer', filters: ['eq'] },
   placing_pos: { type: 'integer', filters: ['eq'] },
   priority: { type: 'integer', filters: ['eq'] },
-  status: { type: 'string', filters: ['eq', 'in'] },
-  type: { type: 'string', filters: ['eq', 'in'] },
+  status: { type: 'string', filters: ['eq', 'in'], values: RequestStatusSchema },
+  type: { type: 'string', filters: ['eq', 'in'], values: RequestTypeSchema },
   created_at: { type: 'datetime', filters: ['gte', 'lte'] },
   updated_at: { type: 'datetime', filters: ['gte', 'lte'] },
 };
@@ -55,8 +56,8 @@ export const JOB_FIELDS: FieldTable<JobRecord> = {
   entity_id: { type: 'string', filters: ['eq'] },
   level_id: { type: 'integer', filters: ['eq'] },
   request_id: { type: 'string', filters: ['eq', 'in'] },
-  status: { type: 'string', filters: ['eq', 'in'] },
-  type: { type: 'string', filters: ['eq', 'in'] },
+  status: { type: 'string', filters: ['eq', 'in'], values: JobStatusSchema },
+  type: { type: 'string', filters: ['eq', 'in'], values: JobTypeSchema },
   created_at: { type: 'datetime', filters: ['gte', 'lte'] },
   updated_at: { type: 'datetime', filters: ['gte', 'lte'] },
 };
@@ -64,7 +65,7 @@ export const JOB_FIELDS: FieldTable<JobRecord> = {
 /** The answer shape of a request (spec 2.15). */
 export function requestView(r: RequestRecord, zone: string) {
   return {
-    id: r.id, type: r.type, status: r.status, priority: r.priority, counter: r.counter, level_id: r.level_id, bot_id: r.bot_id, placing_pos: r.placing_pos,
+    id: r.id, type: r.type, input_type: inputTypeOf(r), status: r.status, priority: r.priority, counter: r.counter, level_id: r.level_id, bot_id: r.bot_id, placing_pos: r.placing_pos,
     entities: r.entities, warnings: r.warnings, ...stampPair('created_at', r.created_at, zone), ...stampPair('updated_at', r.updated_at, zone),
   };
 }
@@ -100,12 +101,17 @@ export function requestRoutes(deps: RequestRouteDeps): AnyRoute[] {
       summary: 'Create a request of one of the 12 input kinds',
       description: [
         'The permission depends on `type` (requests:fulfillment, requests:replenishment, requests:fetch, requests:putaway, requests:carrier_onboarding,',
-        'requests:system_control for the rest). Answers 201 with the request; a PUTAWAY answer adds `placements`. A request the warehouse cannot do',
+        'requests:system_control for the rest). Answers 201 with the request: its `type` is the spec\'s type for the kind (PUTAWAY: REPLENISHMENT,',
+        'CARRIER_ONBOARDING: ONBOARD, RFID_WRITE: RFID_MAINTENANCE, the others their own), `input_type` the kind posted, `placements` where a PUTAWAY',
+        'puts each quantity (empty for every other kind). Each kind\'s schema says the jobs it makes and which wait for a person (`x-jobs`,',
+        '`x-person-jobs`): poll GET /api/v2/jobs?request_id__eq={id} and finish each job EXECUTING with `details.waiting_for` = trigger with',
+        'POST /api/v2/trigger/{job_id} (a FULFILLMENT\'s PACKING comes after its PICKING and waits for its own trigger) until the request is',
+        'SUCCEEDED, CANCELLED or ABORTED. A request the warehouse cannot do',
         'answers 409 with the abort body (spec 7; codes in docs/requests.md) and is kept as ABORTED. An `Idempotency-Key` header (up to 200 characters)',
         'makes a retried post answer the first result again (status 200, header Idempotent-Replayed: true) without creating anything.',
       ].join(' '),
       body: RequestInputBody,
-      responses: { 201: PutawayResponse, 403: ErrorBody, 409: AbortBody },
+      responses: { 201: RequestCreated, 403: ErrorBody, 409: AbortBody },
       handler: async ({ body: input, caller, headers }) => {
         const permission = CREATE_PERMISSION[input.type];
         if (!caller.permissions.has(permission)) throw new DomainError('forbidden', `creating a ${input.type} request needs the permission ${permission}`);

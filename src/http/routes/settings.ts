@@ -18,7 +18,7 @@ const SettingResponse = Type.Object({
   user_idx: Nullable(Type.Integer()),
   ...Timestamp('created_at'),
   ...Timestamp('updated_at'),
-}, { description: 'Setting (spec 2.20)' });
+}, { $id: 'Setting', description: 'Setting (spec 2.20)' });
 
 const SettingItem = Type.Object({
   key: Type.String(),

@@ -16,7 +16,7 @@ export const PasswordPolicySchema = Type.Object({
   require_special: Type.Boolean(),
   special_characters: Type.String(),
   special_characters_pattern: Type.String(),
-}, { description: 'Password policy (spec 2.7)' });
+}, { $id: 'PasswordPolicy', description: 'Password policy (spec 2.7)' });
 
 export const RoleResponse = Type.Object({
   id: Type.String(),
@@ -24,14 +24,14 @@ export const RoleResponse = Type.Object({
   authority_level: Type.Integer(),
   is_seeded: Type.Boolean({ default: false }),
   permissions: Type.Array(Type.String()),
-}, { description: 'Role (spec 2.4)' });
+}, { $id: 'Role', description: 'Role (spec 2.4)' });
 
 export const Identity = Type.Object({
   email: Type.String(),
   id: Type.Integer({ description: 'The user id; for an API key the negated key id (never a user\'s), with username api_key:<name>' }),
   role_id: Type.String(),
   username: Type.String(),
-}, { description: 'Authenticated identity (spec 2.6)' });
+}, { $id: 'Identity', description: 'Authenticated identity (spec 2.6)' });
 
 export const UserSchema = Type.Object({
   id: Type.Integer(),
@@ -42,7 +42,7 @@ export const UserSchema = Type.Object({
   ...Timestamp('password_expires_at', true),
   role: Type.String({ description: 'Legacy: the role id' }),
   role_details: RoleResponse,
-}, { description: 'User (spec 2.5)' });
+}, { $id: 'User', description: 'User (spec 2.5)' });
 
 export const ApiKeyInfo = Type.Object({
   id: Type.Integer(),
@@ -52,7 +52,7 @@ export const ApiKeyInfo = Type.Object({
   permission_keys: Type.Array(Type.String()),
   ...Timestamp('expires_at', true),
   ...Timestamp('last_used', true),
-}, { description: 'API key (spec 2.2)' });
+}, { $id: 'ApiKey', description: 'API key (spec 2.2)' });
 
 export const TokenResponse = Type.Object({
   access_token: Type.String(),

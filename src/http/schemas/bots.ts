@@ -15,4 +15,4 @@ export const BotResponse = Type.Object({
   x: Type.Integer(),
   y: Type.Integer(),
   heading: Type.String(),
-}, { description: 'Bot (spec 2.8), with its position and link state' });
+}, { $id: 'Bot', description: 'Bot (spec 2.8), with its position and link state' });

@@ -16,13 +16,14 @@ export function Timestamp<N extends string>(name: N, nullable = false) {
   } as unknown as Record<N | `${N}_utc`, TSchema>;
 }
 
-/** The paginated envelope of spec 2.1. */
+/** The paginated envelope of spec 2.1; named `Page_Job_` in the document when its item is named `Job`. */
 export function Page<T extends TSchema>(item: T) {
+  const id = (item as { $id?: unknown }).$id;
   return Type.Object({
     items: Type.Array(item),
     total: Type.Integer({ minimum: 0 }),
     page: Type.Integer({ minimum: 1 }),
     size: Type.Integer({ minimum: 1 }),
     pages: Type.Integer({ minimum: 0 }),
-  });
+  }, typeof id === 'string' ? { $id: `Page_${id}_` } : {});
 }

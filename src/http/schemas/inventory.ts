@@ -1,33 +1,33 @@
 /** Request and response shapes of spec 2.8 and 2.10-2.13: levels, balconies, boxes, loads, SKUs, inventory rows. */
 import Type from 'typebox';
 import {
-  BoxCodeBody, LoadBody, LoadPatchBody, SectionCode, SkuCreateBody, SkuPatchBody, SwapRegionBody,
+  BoxCodeBody, LoadBody, LoadPatchBody, MeasurementUnit, OnEmptySkuAction, SectionCode, SkuCreateBody, SkuPatchBody, SwapRegionBody,
 } from '../../domain/inventory/inputs.js';
 import { Nullable, Timestamp } from './common.js';
 
-export { BoxCodeBody, LoadBody, LoadPatchBody, SectionCode, SkuCreateBody, SkuPatchBody, SwapRegionBody };
+export { BoxCodeBody, LoadBody, LoadPatchBody, MeasurementUnit, OnEmptySkuAction, SectionCode, SkuCreateBody, SkuPatchBody, SwapRegionBody };
 
-export const Level = Type.Object({ id: Type.Integer(), height: Type.Number() }, { description: 'Level (spec 2.8)' });
-export const Balcony = Type.Object({ id: Type.Integer() }, { description: 'Balcony (spec 2.8)' });
+export const Level = Type.Object({ id: Type.Integer(), height: Type.Number() }, { $id: 'Level', description: 'Level (spec 2.8)' });
+export const Balcony = Type.Object({ id: Type.Integer() }, { $id: 'Balcony', description: 'Balcony (spec 2.8)' });
 
 export const BoxResponse = Type.Object({
   id: Type.Integer(),
   section_code: Type.Integer({ description: 'Legacy code: 8 sections as the bits of an integer (0..255), derived' }),
   section_code_32: Type.Integer({ description: 'Canonical code: 32 sections as the bits of an integer; source of truth for overlap and placement' }),
-}, { description: 'Box (spec 2.10)' });
+}, { $id: 'Box', description: 'Box (spec 2.10)' });
 
 export const LoadResponse = Type.Object({
   sku_id: Type.String(),
   item_count: Type.Integer(),
   item_count_max: Type.Integer(),
   name: Nullable(Type.String({ description: 'Name of the SKU' })),
-}, { description: 'Load (spec 2.11)' });
+}, { $id: 'Load', description: 'Load (spec 2.11)' });
 
 export const SkuResponse = Type.Object({
   id: Type.String(),
   name: Nullable(Type.String()),
-  measurement_unit: Type.String(),
-  on_empty_sku_action: Type.String(),
+  measurement_unit: MeasurementUnit,
+  on_empty_sku_action: OnEmptySkuAction,
   allowed_box_size_capacities: Nullable(Type.Record(Type.String(), Type.Integer())),
   balcony_ids: Nullable(Type.Array(Type.Integer())),
   image_url: Nullable(Type.String()),
@@ -43,7 +43,7 @@ export const SkuResponse = Type.Object({
   ...Timestamp('created_at'),
   ...Timestamp('updated_at'),
   ...Timestamp('deleted_at', true),
-}, { description: 'SKU (spec 2.13); computed fields are defined in docs/inventory.md' });
+}, { $id: 'Sku', description: 'SKU (spec 2.13); computed fields are defined in docs/inventory.md' });
 
 export const InventoryRowResponse = Type.Object({
   id: Type.String(),
@@ -66,7 +66,7 @@ export const InventoryRowResponse = Type.Object({
   item_count: Nullable(Type.Integer()),
   item_count_max: Nullable(Type.Integer()),
   system_quantity: Nullable(Type.Integer()),
-  measurement_unit: Nullable(Type.String()),
-  on_empty_sku_action: Nullable(Type.String()),
+  measurement_unit: Nullable(MeasurementUnit),
+  on_empty_sku_action: Nullable(OnEmptySkuAction),
   ...Timestamp('updated_at', true),
-}, { description: 'Inventory view row (spec 2.12): a box on a carrier, or an empty storage space; fields in docs/inventory.md' });
+}, { $id: 'InventoryRow', description: 'Inventory view row (spec 2.12): a box on a carrier, or an empty storage space; fields in docs/inventory.md' });

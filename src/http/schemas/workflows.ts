@@ -17,7 +17,7 @@ export const WorkflowListItem = Type.Object({
   description: Type.Optional(Description),
   created_at_utc: utc,
   updated_at_utc: utc,
-}, { additionalProperties: false });
+}, { $id: 'WorkflowListItem', additionalProperties: false });
 
 /** GET /api/v2/workflows: every workflow, no pagination (spec 4.13). */
 export const WorkflowList = Type.Object({
@@ -33,7 +33,7 @@ export const WorkflowDetail = Type.Object({
   created_at_utc: utc,
   updated_at_utc: utc,
   workflowDefinition: WorkflowDefinition,
-}, { additionalProperties: false });
+}, { $id: 'WorkflowDetail', additionalProperties: false });
 
 /** DELETE answer: the spec shows no success body; this names what was deleted (docs/workflows.md). */
 export const WorkflowDeleted = Type.Object({

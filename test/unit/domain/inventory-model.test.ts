@@ -240,8 +240,8 @@ const op: fc.Arbitrary<Op> = fc.oneof(
     name: `patchSku ${id} ${JSON.stringify(caps)}`, run: (inv: Inventory) => inv.patchSku(id, { allowed_box_size_capacities: caps, name: 'renamed', measurement_unit: Object.keys(caps).length % 2 ? 'METER' : 'PAIR' }),
   })),
   skuId.map((id) => ({ name: `deleteSku ${id}`, run: (inv: Inventory) => inv.deleteSku(id) })),
-  fc.tuple(carrierId, code).map(([c, k]) => ({ name: `createBox ${c} ${k}`, run: (inv: Inventory) => inv.createBox(c, k) })),
-  fc.tuple(boxId, code).map(([b, k]) => ({ name: `patchBox ${b} ${k}`, run: (inv: Inventory) => inv.patchBox(b, k) })),
+  fc.tuple(carrierId, code).map(([c, k]) => ({ name: `createBox ${c} ${k}`, run: (inv: Inventory) => inv.createBox(c, { section_code: k }) })),
+  fc.tuple(boxId, code).map(([b, k]) => ({ name: `patchBox ${b} ${k}`, run: (inv: Inventory) => inv.patchBox(b, { section_code: k }) })),
   boxId.map((b) => ({ name: `deleteBox ${b}`, run: (inv: Inventory) => inv.deleteBox(b) })),
   fc.tuple(boxId, boxId).map(([a, b]) => ({ name: `swap ${a} ${b}`, run: (inv: Inventory) => inv.swapBoxes(a, b) })),
   fc.array(fc.record({ box_id: boxId, section_code: code }), { minLength: 1, maxLength: 3 }).map((u) => ({
