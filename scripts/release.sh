@@ -80,15 +80,13 @@ cp native/build/Release/warehouse_native.node "$tree/native/build/Release/"
 cp package.json package-lock.json README.md "$tree/"
 cp firmware-protocol/messages.json "$tree/firmware-protocol/"
 cp systemd/README.md systemd/warehouse-controller.service systemd/warehouse-controller.sysusers.conf "$tree/systemd/"
-# The technician's guide is written elsewhere; it comes along once it exists.
-if [ -f docs/operations.md ]; then cp docs/operations.md "$tree/docs/"; fi
-# For the site's monitoring: how to scrape /metrics, what each family means, the alert rules, and
-# the Grafana dashboard to import.
+# Every Markdown file of docs/: the daemon serves them under /api/docs/ (src/http/routes/docs.ts),
+# the API's description links them, and the technician reads operations.md, monitoring.md and
+# high-availability.md on the box.
+cp docs/*.md "$tree/docs/"
+# The Grafana dashboard monitoring.md tells the site to import.
 mkdir -p "$tree/docs/monitoring"
-cp docs/monitoring.md "$tree/docs/"
 cp docs/monitoring/grafana-warehouse-controller.json "$tree/docs/monitoring/"
-# A site with a standby box: the pair's design, installation with its witness, and failover runbook.
-cp docs/high-availability.md "$tree/docs/"
 cp scripts/install.sh "$tree/install.sh"
 chmod 0755 "$tree/install.sh"
 

@@ -1,10 +1,13 @@
 /**
  * The machine-readable description (`/api/openapi.json`) and the interactive documentation
- * (`/api`), served from the swagger-ui-dist package so they work on a box with no internet.
+ * (`/api`), served from the swagger-ui-dist package so they work on a box with no internet,
+ * and the Markdown files of docs/ that the description refers to (`/api/docs/…`).
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, type Dirent } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import Type from 'typebox';
 import { openApiDocument, type ApiInfo } from '../openapi.js';
 import { Reply, route, type AnyRoute } from '../route.js';
@@ -30,6 +33,85 @@ const PAGE = `<!doctype html>
 const INIT = `window.ui = SwaggerUIBundle({ url: '/api/openapi.json', dom_id: '#ui', deepLinking: true,
   presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset], layout: 'StandaloneLayout', persistAuthorization: true });`;
 
+// Three levels up from src/http/routes/ and from dist/http/routes/ alike: the checkout under tsx,
+// and the checkout or the release tree (scripts/release.sh copies docs/*.md) once built.
+const DOCS_DIR = fileURLToPath(new URL('../../../docs/', import.meta.url));
+const DOC_NAME = /^[A-Za-z0-9._-]+\.md$/;
+const MARKDOWN = 'text/markdown; charset=utf-8';
+
+/**
+ * The Markdown files of `dir` by name, each with its path. Only what is listed here is ever
+ * read, so a request's name is a key to look up, never a path to resolve. Symbolic links are
+ * left out: they could lead out of the folder.
+ */
+function listDocs(dir: string): ReadonlyMap<string, string> {
+  let entries: Dirent[];
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    // The documentation is a convenience: a tree without it still runs the warehouse.
+    return new Map();
+  }
+  const names = entries.filter((e) => e.isFile() && DOC_NAME.test(e.name)).map((e) => e.name).sort();
+  return new Map(names.map((name) => [name, path.join(dir, name)]));
+}
+
+// An existing link or code span is matched first and kept (a link inside either would break
+// it); a mention counts only where it starts a path, not inside a URL or another path.
+const MENTION = /\[[^\]\n]*\]\([^)\n]*\)|`[^`\n]*`|(?<![\w/.-])docs\/([A-Za-z0-9._-]+\.md)(#[\w-]+)?(?![\w-])/g;
+const CODE_MENTION = /^`docs\/([A-Za-z0-9._-]+\.md)(#[\w-]+)?`$/;
+
+/** `text` with each mention `docs/NAME.md[#anchor]` of a file in `known` made a Markdown link to `/api/docs/NAME.md`. */
+export function linkDocMentions(text: string, known: ReadonlySet<string> | ReadonlyMap<string, unknown>): string {
+  return text.replace(MENTION, (whole: string, name: string | undefined, anchor: string | undefined) => {
+    if (whole.startsWith('`')) {
+      const code = CODE_MENTION.exec(whole);
+      return code && known.has(code[1]!) ? `[${whole}](/api/docs/${code[1]!}${code[2] ?? ''})` : whole;
+    }
+    if (name === undefined || !known.has(name)) return whole;
+    return `[${whole}](/api/docs/${name}${anchor ?? ''})`;
+  });
+}
+
+// Values, not prose: an example or a default is data a client may compare or send back.
+const DATA_KEYS = new Set(['example', 'value', 'default', 'const', 'enum']);
+// Maps whose keys are names a document chose (a property called `default`), not keywords.
+const NAMED_MAPS = new Set(['properties', 'patternProperties', 'dependentSchemas', '$defs', 'schemas', 'examples']);
+
+/**
+ * A copy of the document (the original shares objects with the route table) whose CommonMark
+ * fields link the files they mention. A summary is plain text (Swagger UI shows it inside a
+ * button), so what it mentions is linked from the description beside it instead.
+ */
+function linkDocument(value: unknown, known: ReadonlyMap<string, string>, named = false): unknown {
+  if (Array.isArray(value)) return value.map((v) => linkDocument(v, known));
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(value)) {
+    if (named) out[key] = linkDocument(v, known);
+    else if (DATA_KEYS.has(key) || (key === 'examples' && Array.isArray(v))) out[key] = v;
+    else if (key === 'description' && typeof v === 'string') out[key] = linkDocMentions(v, known);
+    else out[key] = linkDocument(v, known, NAMED_MAPS.has(key));
+  }
+  const summary = (value as Record<string, unknown>).summary;
+  if (!named && typeof summary === 'string') {
+    const description = typeof out.description === 'string' ? out.description : '';
+    const missing = [...new Set([...summary.matchAll(MENTION)].flatMap((m) => (m[1] !== undefined && known.has(m[1]) ? [m[1] + (m[2] ?? '')] : [])))]
+      .filter((mention) => !description.includes(`](/api/docs/${mention})`));
+    if (missing.length > 0) {
+      const links = missing.map((mention) => `[docs/${mention}](/api/docs/${mention})`).join(', ');
+      out.description = description === '' ? `See ${links}.` : `${description}\n\nSee ${links}.`;
+    }
+  }
+  return out;
+}
+
+/** The index of the served documentation, as Markdown. */
+function docsIndex(known: ReadonlyMap<string, string>): string {
+  const lines = [...known.keys()].map((name) => `- [${name}](/api/docs/${name})`);
+  return `# Warehouse controller documentation\n\nThe files of docs/ this controller serves; the API itself is described at [/api](/api).\n\n${lines.join('\n')}\n`;
+}
+
 const CSP = { 'content-security-policy': "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'", 'cache-control': 'no-cache' };
 
 /** Routes of the documentation; `routes` is read when the document is first asked for. */
@@ -37,13 +119,15 @@ export function docsRoutes(routes: () => readonly AnyRoute[], info: ApiInfo): An
   let document: string | undefined;
   const files = new Map<string, Buffer>();
   const uiDir = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+  const docs = listDocs(DOCS_DIR);
+  let index: string | undefined;
 
   return [
     route({
       method: 'GET', path: '/api/openapi.json', tag: 'documentation', permission: null,
       summary: 'The OpenAPI 3.1 description of this API',
       responses: { 200: { description: 'OpenAPI document', contentType: 'application/json' } },
-      handler: () => new Reply((document ??= JSON.stringify(openApiDocument(routes(), info))), 'application/json'),
+      handler: () => new Reply((document ??= JSON.stringify(linkDocument(openApiDocument(routes(), info), docs))), 'application/json'),
     }),
     route({
       method: 'GET', path: '/api', tag: 'documentation', permission: null,
@@ -63,6 +147,32 @@ export function docsRoutes(routes: () => readonly AnyRoute[], info: ApiInfo): An
         let data = files.get(params.file);
         if (!data) files.set(params.file, (data = readFileSync(path.join(uiDir, params.file))));
         return new Reply(data, type, 200, { 'cache-control': 'public, max-age=86400' });
+      },
+    }),
+    route({
+      method: 'GET', path: '/api/docs', tag: 'documentation', permission: null, hidden: true,
+      summary: 'The documentation files served under /api/docs/',
+      responses: { 200: { description: 'Markdown list of links', contentType: MARKDOWN } },
+      handler: () => new Reply((index ??= docsIndex(docs)), MARKDOWN, 200, { 'cache-control': 'no-cache' }),
+    }),
+    route({
+      method: 'GET', path: '/api/docs/{file}', tag: 'documentation', permission: null, hidden: true,
+      summary: 'A Markdown file of docs/, as the document links it',
+      params: Type.Object({ file: Type.String() }),
+      responses: { 200: { description: 'Markdown', contentType: MARKDOWN } },
+      handler: async ({ params }) => {
+        const missing = () => new NotFoundError(`No documentation file ${JSON.stringify(params.file)}; /api/docs lists them`);
+        const file = docs.get(params.file);
+        if (file === undefined) throw missing();
+        let data: Buffer;
+        try {
+          data = await readFile(file);
+        } catch {
+          // Removed or made unreadable since the start: gone, as far as a reader can tell.
+          throw missing();
+        }
+        // Read afresh each time: an edited file is what the next reader sees.
+        return new Reply(data, MARKDOWN, 200, { 'cache-control': 'no-cache' });
       },
     }),
   ];
