@@ -513,6 +513,8 @@ t.test('only the routes meant to be public are public', async (t) => {
   const open = a.app.server.router.routes.filter((r) => r.permission === null).map((r) => `${r.method} ${r.path}`).sort();
   t.same(open, [
     'GET /api',
+    'GET /api/docs',
+    'GET /api/docs/{file}',
     'GET /api/openapi.json',
     'GET /api/static/{file}',
     'GET /api/v2/auth/password_policy',
