@@ -34,7 +34,7 @@ import type { UpgradeRequest } from './websocket.js';
 export type Authenticate = (headers: Readonly<Record<string, string>>) => Caller | Promise<Caller>;
 
 /** Headers copied from every request; anything else is not available to handlers. */
-export const COPIED_HEADERS = ['authorization', 'content-type', 'content-length', 'x-request-id', 'idempotency-key', 'user-agent', 'x-forwarded-for'];
+export const COPIED_HEADERS = ['authorization', 'content-type', 'content-length', 'x-request-id', 'idempotency-key', 'user-agent', 'x-forwarded-for', 'host'];
 
 /**
  * The methods of RFC 9110 and PATCH (RFC 5789). Any other (`QUERY`, `FOO`, a lowercase `get`:

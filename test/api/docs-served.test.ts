@@ -119,3 +119,15 @@ t.test('mentions become links; links, code and other paths stay as written', asy
   for (const [text, linked] of cases) t.equal(linkDocMentions(text, known), linked, text);
   t.equal(linkDocMentions(linkDocMentions('see docs/requests.md', known), known), 'see [docs/requests.md](/api/docs/requests.md)', 'linking twice changes nothing');
 });
+
+t.test('the document names the address it was read at as its server, so a generated client has a base URL', async (t) => {
+  const at = (host?: string) => a.client.request('/api/openapi.json', host === undefined ? {} : { headers: { host } });
+  t.same((await at()).json.servers.map((s: { url: string }) => s.url), [`https://127.0.0.1:${a.app.port}`]);
+  t.same((await at('warehouse.local:8443')).json.servers.map((s: { url: string }) => s.url), ['https://warehouse.local:8443']);
+  t.same((await at('[::1]:8443')).json.servers.map((s: { url: string }) => s.url), ['https://[::1]:8443']);
+  for (const hostile of ['evil.example/"><script>', 'a b', 'x:99999999', 'host@other']) {
+    const r = await at(hostile);
+    t.equal(r.status, 200, `${JSON.stringify(hostile)} answered`);
+    t.same(r.json.servers.map((s: { url: string }) => s.url), ['/'], `${JSON.stringify(hostile)} is not written into the document`);
+  }
+});

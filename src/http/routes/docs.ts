@@ -114,9 +114,25 @@ function docsIndex(known: ReadonlyMap<string, string>): string {
 
 const CSP = { 'content-security-policy': "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'", 'cache-control': 'no-cache' };
 
+/** A Host header that is an address (name or IP, optional port): anything else is not written into the document. */
+const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
+
+/** Documents kept by the address they were asked at; a box is reached by a few names. */
+const KEPT_HOSTS = 8;
+
+/**
+ * The document for a client that reached the box as `host`: its server is that address, so a
+ * client generated from it has a base URL that works (a relative `/` leaves it none).
+ */
+function forHost(document: Record<string, unknown>, host: string | undefined): Record<string, unknown> {
+  if (host === undefined || !HOST.test(host)) return document;
+  return { ...document, servers: [{ url: `https://${host}`, description: 'This controller, at the address this document was read from' }] };
+}
+
 /** Routes of the documentation; `routes` is read when the document is first asked for. */
 export function docsRoutes(routes: () => readonly AnyRoute[], info: ApiInfo): AnyRoute[] {
-  let document: string | undefined;
+  let document: Record<string, unknown> | undefined;
+  const served = new Map<string, string>();
   const files = new Map<string, Buffer>();
   const uiDir = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
   const docs = listDocs(DOCS_DIR);
@@ -127,7 +143,17 @@ export function docsRoutes(routes: () => readonly AnyRoute[], info: ApiInfo): An
       method: 'GET', path: '/api/openapi.json', tag: 'documentation', permission: null,
       summary: 'The OpenAPI 3.1 description of this API',
       responses: { 200: { description: 'OpenAPI document', contentType: 'application/json' } },
-      handler: () => new Reply((document ??= JSON.stringify(linkDocument(openApiDocument(routes(), info), docs))), 'application/json'),
+      handler: ({ headers }) => {
+        document ??= linkDocument(openApiDocument(routes(), info), docs) as Record<string, unknown>;
+        const host = headers.host ?? '';
+        let json = served.get(host);
+        if (json === undefined) {
+          json = JSON.stringify(forHost(document, headers.host));
+          if (served.size >= KEPT_HOSTS) served.delete(served.keys().next().value!);
+          served.set(host, json);
+        }
+        return new Reply(json, 'application/json');
+      },
     }),
     route({
       method: 'GET', path: '/api', tag: 'documentation', permission: null,
