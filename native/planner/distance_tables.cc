@@ -227,6 +227,13 @@ void DistanceTables::setCellFlags(Cell cell, uint8_t flags) {
   researchHeld();
 }
 
+void DistanceTables::searchNow(Handle h) {
+  Slot& s = slots_[static_cast<size_t>(h)];
+  if (!s.live || !s.stale) return;
+  search(s);
+  s.stale = false;  // refresh() skips it where it still stands in stale_
+}
+
 bool DistanceTables::refresh(std::chrono::steady_clock::time_point stopAt, size_t most) {
   for (size_t done = 0; !stale_.empty(); ++done) {
     if (done >= most || std::chrono::steady_clock::now() > stopAt) return false;

@@ -57,6 +57,10 @@ class DistanceTables {
    *  dropped. Barred when loaded only: loaded bots' tables are affected, held ones are marked
    *  stale (still usable: a heuristic, never a rule) until refresh(), the others dropped. */
   void setCellFlags(Cell cell, uint8_t flags);
+  /** True while the table predates a change of cell flags that refresh() has not searched yet. */
+  bool stale(Handle h) const { return slots_[static_cast<size_t>(h)].stale; }
+  /** Searches one stale table again now, whatever the deadline. */
+  void searchNow(Handle h);
   /** Searches stale tables again until `stopAt`, at most `most` of them; true when none is left. */
   bool refresh(std::chrono::steady_clock::time_point stopAt, size_t most = SIZE_MAX);
 

@@ -43,7 +43,14 @@ void updateProgress(PlannerState& s) {
     }
     b.atGoal = false;
     ++b.elapsed;
-    const uint32_t d = costFrom(s, b, b.state.cell, b.state.heading) + (goalActPending(b) ? 1u : 0u);
+    uint32_t d = costFrom(s, b, b.state.cell, b.state.heading) + (goalActPending(b) ? 1u : 0u);
+    if (d >= kInf && b.table >= 0 && s.tables.stale(b.table)) {
+      // A stale table is a heuristic, never a rule: searched while a cell on the way (the goal
+      // itself, a buffer whose carrier has since left) was barred, it would tell a loaded bot
+      // there is no way where there now is one. One search now, only for a bot about to be told.
+      s.tables.searchNow(b.table);
+      d = costFrom(s, b, b.state.cell, b.state.heading) + (goalActPending(b) ? 1u : 0u);
+    }
     if (flowCosts(s.opt) && b.table >= 0 && s.tables.version(b.table) != b.tableVersion) {
       // the table was searched again with new costs: its distances are not comparable with
       // the best so far, which would make a bot look stalled; the stall clock runs on

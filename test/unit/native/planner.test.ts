@@ -202,6 +202,33 @@ t.test('a goal with lift and stay: the bot lifts there and stays until its next 
   t.match(lp.stats(), { violations: 0, deviations: 0 });
 });
 
+t.test('a loaded bot sent to a cell just freed is not told it cannot reach it by a table searched while the cell was barred', async (t) => {
+  // Cell 4 holds a carrier: barred to loaded bots. Bot 2, loaded, is sent there and rightly
+  // told it cannot; its table (searched while 4 was barred) stays cached while it holds it.
+  const flags = new Uint8Array(10);
+  flags[4] = CELL_BARRED_LOADED;
+  // A step budget too short to search stale tables again, as on a busy level.
+  const lp = createLevelPlanner({ grid: { width: 5, height: 2, flags }, validate: true, idleStepMs: 5, stepBudgetMs: 1 });
+  t.teardown(() => lp.close());
+  const { events, executing } = recorder(lp);
+  executing.add(1).add(2);
+  lp.addBot(1, at(5, 0, true));
+  lp.addBot(2, at(9, 2, true));
+  lp.setGoal(2, { cell: 4, act: 'lower' });
+  await until('bot 2 told cell 4 is out of its reach', async () => events.find((e) => e.kind === 'goal_unreachable' && e.bot === 2));
+  // The carrier is taken away and bot 1 is sent there in the same step: the cached table
+  // predates the change, so it cannot say that there is no way.
+  lp.suspend(true);
+  await until('the thread to park', async () => lp.stats().suspended);
+  lp.setCellFlags(4, 0);
+  lp.setGoal(1, { cell: 4, act: 'lower' });
+  lp.suspend(false);
+  await until('bot 1 sets its carrier down on cell 4, or is told it cannot', async () => events.find((e) => e.bot === 1 && (e.kind === 'goal_reached' || e.kind === 'goal_unreachable')));
+  t.notOk(events.some((e) => e.kind === 'goal_unreachable' && e.bot === 1), 'no false "no path"');
+  t.ok(events.some((e) => e.kind === 'goal_reached' && e.bot === 1));
+  t.match(lp.stats(), { violations: 0 });
+});
+
 t.test('telemetry the plan does not explain: the bot is planned again from there', async (t) => {
   const lp = createLevelPlanner({ grid: openGrid(5, 1), validate: true, idleStepMs: 5 });
   t.teardown(() => lp.close());
