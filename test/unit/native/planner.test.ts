@@ -223,7 +223,7 @@ t.test('a loaded bot sent to a cell just freed is not told it cannot reach it by
   lp.setCellFlags(4, 0);
   lp.setGoal(1, { cell: 4, act: 'lower' });
   lp.suspend(false);
-  await until('bot 1 sets its carrier down on cell 4, or is told it cannot', async () => events.find((e) => e.bot === 1 && (e.kind === 'goal_reached' || e.kind === 'goal_unreachable')));
+  await until('bot 1 sets its carrier down on cell 4, or is told it cannot', async () => events.find((e) => (e.kind === 'goal_reached' || e.kind === 'goal_unreachable') && e.bot === 1));
   t.notOk(events.some((e) => e.kind === 'goal_unreachable' && e.bot === 1), 'no false "no path"');
   t.ok(events.some((e) => e.kind === 'goal_reached' && e.bot === 1));
   t.match(lp.stats(), { violations: 0 });
