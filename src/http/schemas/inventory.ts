@@ -28,7 +28,7 @@ export const SkuResponse = Type.Object({
   name: Nullable(Type.String()),
   measurement_unit: MeasurementUnit,
   on_empty_sku_action: OnEmptySkuAction,
-  allowed_box_size_capacities: Nullable(Type.Record(Type.String(), Type.Integer())),
+  allowed_box_size_capacities: Nullable(Type.Object({}, { additionalProperties: Type.Integer(), description: 'Box-size key ("1/4") -> most items of this SKU such a box holds' })),
   balcony_ids: Nullable(Type.Array(Type.Integer())),
   image_url: Nullable(Type.String()),
   total_quantity: Type.Integer(),

@@ -25,6 +25,10 @@ export const WaitingForSchema = Type.Enum([...WAITING_FOR], {
 const JobDetails = Type.Object({
   waiting_for: Type.Optional(WaitingForSchema),
   reason: Type.Optional(Type.String({ description: 'Why it waits, or why it ended, in one sentence' })),
+  attempt: Type.Optional(Type.Integer({ minimum: 2, description: 'A retry: which attempt this job is' })),
+  recovers: Type.Optional(Type.String({ description: 'A retry: the failed job it tries again' })),
+  replaced_by: Type.Optional(Type.String({ description: 'The job that tries this failed one again' })),
+  retry_at: Type.Optional(Type.String({ format: 'date-time', description: 'When a failed bot job is tried again' })),
 }, {
   $id: 'JobDetails', additionalProperties: true,
   description: 'Why the job waits (`waiting_for`, `reason`) and what it did (its progress, `attempt`, `recovers`, `replaced_by`, `retry_at`)',
@@ -33,8 +37,8 @@ const JobDetails = Type.Object({
 const RequestEntity = Type.Object({
   id: Type.String(),
   entity_id: Type.String(),
-  entity_type: Type.String({ description: 'Sku, Carrier, Bot or Level' }),
-  job_type: Type.String(),
+  entity_type: Type.Enum(['Sku', 'Carrier', 'Bot', 'Level'], { $id: 'EntityType' }),
+  job_type: JobTypeSchema,
   sku_id: Nullable(Type.String()),
   balcony_ids: Type.Array(Type.Integer()),
   total_quantity: Type.Integer(),
@@ -46,7 +50,7 @@ const RequestEntity = Type.Object({
 export const RequestResponse = Type.Object({
   id: Type.String(),
   type: RequestTypeSchema,
-  input_type: Type.Enum([...INPUT_TYPES], { description: 'Beyond the spec: the `type` that was posted (RECOVERY: the brain\'s own, after a line outage)' }),
+  input_type: Type.Enum([...INPUT_TYPES], { $id: 'InputType', description: 'Beyond the spec: the `type` that was posted (RECOVERY: the brain\'s own, after a line outage)' }),
   status: RequestStatusSchema,
   priority: Type.Integer(),
   counter: Type.Integer(),
