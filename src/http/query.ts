@@ -8,7 +8,6 @@ import type { ValidationIssue } from '../domain/errors.js';
 
 export type RawQuery = Record<string, string | string[]>;
 
-
 /** Parses `a=1&b=2&b=3` into `{ a: '1', b: ['2', '3'] }`. */
 export function parseQuery(qs: string): RawQuery {
   const out: RawQuery = Object.create(null) as RawQuery;
@@ -108,7 +107,6 @@ export function unknownFilters(raw: RawQuery, schema: TObject): ValidationIssue[
   return issues;
 }
 
-
 /**
  * Scalar parameters given more than once (`size=1&size=2`), as validation issues: which one
  * was meant cannot be told, and taking either would answer a question nobody asked.
@@ -128,7 +126,7 @@ export function repeatedScalars(raw: RawQuery, schema: TObject): ValidationIssue
  * Says why a refused list value holds a comma: spec 4.0.1 takes `status__in=A&status__in=B`,
  * and `status__in=A,B` is the one value "A,B", which an integrator may not expect.
  */
-export function explainCommas<I extends { loc: (string | number)[]; msg: string }>(issues: I[], raw: RawQuery): I[] {
+export function explainCommas(issues: ValidationIssue[], raw: RawQuery): ValidationIssue[] {
   return issues.map((issue) => {
     const [where, key, index] = issue.loc;
     if (where !== 'query' || typeof key !== 'string' || typeof index !== 'number') return issue;

@@ -5,7 +5,7 @@
  * fields are in the spec; docs/requests.md documents the rest with examples.
  */
 import Type, { type Static, type TProperties } from 'typebox';
-import { TRIGGER_STATUSES } from './vocabulary.js';
+import { TRIGGER_STATUSES, type JobType, type RequestType } from './vocabulary.js';
 
 const strict = { additionalProperties: false } as const;
 const Priority = Type.Optional(Type.Number({ minimum: 0, maximum: 100, default: 10, description: 'Spec 3.4: 5 low, 10 normal (default), 20 high; above 10 is taken first. A number, stored rounded to the nearest integer' }));
@@ -26,9 +26,9 @@ const Cell = Type.Object({ x: Type.Integer({ minimum: 0, maximum: 65535 }), y: T
  * `details.waiting_for` = trigger. The request ends when every job has.
  */
 interface Flow {
-  request_type: string;
+  request_type: RequestType;
   jobs: string;
-  person: readonly string[];
+  person: readonly JobType[];
 }
 
 const TRIGGER = 'POST /api/v2/trigger/{job_id} with {"TriggerStatus": "SUCCEEDED_TRIGGER"} (or SHORT_PICK_TRIGGER, DAMAGED_ITEM_TRIGGER, CANCELLED_TRIGGER with selected_quantity; see Trigger)';
