@@ -343,9 +343,14 @@ export class PlannedMotion implements LevelMotion {
       case 'goal_reached':
         void this.arrived(e.bot);
         break;
-      case 'goal_unreachable':
-        this.finish(e.bot, { ok: false, reason: `no path to cell ${e.cell} for this bot`, cause: 'unreachable', ...this.nextClearing(e.bot) });
+      case 'goal_unreachable': {
+        // The event's cell is where the bot stands; the journal needs both ends of the way.
+        const from = this.xy(e.cell);
+        const goal = this.runs.get(e.bot)?.goal?.goal;
+        const to = goal ? ` to (${goal.x}, ${goal.y})` : '';
+        this.finish(e.bot, { ok: false, reason: `no path from (${from.x}, ${from.y})${to} for this bot`, cause: 'unreachable', ...this.nextClearing(e.bot) });
         break;
+      }
       case 'refused': {
         const r = e.bot === undefined ? undefined : this.runs.get(e.bot);
         if (r && e.op === 'add_bot') r.planned = false;
