@@ -9,7 +9,7 @@ import type { MeasurementUnit, OnEmptySkuAction } from '../site/layout.js';
 import type { Cell } from '../site/load.js';
 import { positionKey } from '../inventory/records.js';
 import type { CreateInput } from './inputs.js';
-import { BOT_JOBS, CARRIER_JOBS, PERSON_JOBS, type JobStatus, type JobType, type RequestStatus, type RequestType } from './vocabulary.js';
+import { BOT_JOBS, CARRIER_JOBS, PERSON_JOBS, type JobStatus, type JobType, type RequestStatus, type RequestType, type WaitingFor } from './vocabulary.js';
 
 export {
   BOT_JOBS, CARRIER_JOBS, HOME_JOBS, JOB_STATUSES, JOB_TYPES, PERSON_JOBS, REQUEST_STATUSES, REQUEST_TYPES,
@@ -81,11 +81,7 @@ export function inputTypeOf(r: Pick<RequestRecord, 'type' | 'input_type' | 'leve
   return r.type === 'RFID_MAINTENANCE' ? 'RFID_WRITE' : r.type;
 }
 
-/** What a job that does not move on waits for (its `details.waiting_for`): the answer to "why is nothing moving?". */
-export const WAITING_FOR = [
-  'parents', 'bot', 'line', 'balcony', 'trigger', 'carriers_in_front', 'system_paused', 'storage_space', 'bot_motion', 'retry', 'person',
-] as const;
-export type WaitingFor = (typeof WAITING_FOR)[number];
+export { WAITING_FOR, type WaitingFor } from './vocabulary.js';
 
 /** Why a job waits now, in one sentence a technician can act on. */
 export interface JobWait {

@@ -37,3 +37,9 @@ export const BOT_JOBS: ReadonlySet<JobType> = new Set(['BUFFERING', 'RETRIEVING'
 /** How a person finishes a job at a balcony (POST /trigger/{job_id}). */
 export const TRIGGER_STATUSES = ['SUCCEEDED_TRIGGER', 'SHORT_PICK_TRIGGER', 'DAMAGED_ITEM_TRIGGER', 'CANCELLED_TRIGGER'] as const;
 export type TriggerStatus = (typeof TRIGGER_STATUSES)[number];
+
+/** What a job that does not move on waits for (its `details.waiting_for`): the answer to "why is nothing moving?". */
+export const WAITING_FOR = [
+  'parents', 'bot', 'line', 'balcony', 'trigger', 'carriers_in_front', 'system_paused', 'storage_space', 'bot_motion', 'retry', 'person',
+] as const;
+export type WaitingFor = (typeof WAITING_FOR)[number];

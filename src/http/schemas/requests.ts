@@ -2,8 +2,7 @@
 import Type from 'typebox';
 import { MeasurementUnit, OnEmptySkuAction } from '../../domain/inventory/inputs.js';
 import { INPUT_TYPES } from '../../domain/requests/inputs.js';
-import { WAITING_FOR } from '../../domain/requests/records.js';
-import { JOB_STATUSES, JOB_TYPES, PERSON_JOBS, REQUEST_STATUSES, REQUEST_TYPES } from '../../domain/requests/vocabulary.js';
+import { JOB_STATUSES, JOB_TYPES, PERSON_JOBS, REQUEST_STATUSES, REQUEST_TYPES, WAITING_FOR } from '../../domain/requests/vocabulary.js';
 import { Nullable, Timestamp } from './common.js';
 
 export {
@@ -29,6 +28,8 @@ const JobDetails = Type.Object({
   recovers: Type.Optional(Type.String({ description: 'A retry: the failed job it tries again' })),
   replaced_by: Type.Optional(Type.String({ description: 'The job that tries this failed one again' })),
   retry_at: Type.Optional(Type.String({ format: 'date-time', description: 'When a failed bot job is tried again' })),
+  trigger_status: Type.Optional(Type.String({ description: 'A person\'s job: how it was triggered' })),
+  booked_quantity: Type.Optional(Type.Integer({ description: 'A pick or refill: the quantity its trigger booked' })),
 }, {
   $id: 'JobDetails', additionalProperties: true,
   description: 'Why the job waits (`waiting_for`, `reason`) and what it did (its progress, `attempt`, `recovers`, `replaced_by`, `retry_at`)',
