@@ -256,10 +256,12 @@ export class Pipeline {
     }
     const raw = parseQuery(qs);
     ctx.query = coerceQuery(raw, c.route.query);
-    const refused = c.filters ? unknownFilters(raw, c.route.query) : [];
-    refused.push(...repeatedScalars(raw, c.route.query));
+    const unknown = c.filters ? unknownFilters(raw, c.route.query) : [];
+    const repeated = repeatedScalars(raw, c.route.query);
     const valid = c.query!.check(ctx.query);
-    if (!valid || refused.length > 0) throw new ValidationError([...refused, ...(valid ? [] : explainCommas(c.query!.issues(ctx.query, 'query'), raw))]);
+    if (!valid || unknown.length > 0 || repeated.length > 0) {
+      throw new ValidationError([...unknown, ...repeated, ...(valid ? [] : explainCommas(c.query!.issues(ctx.query, 'query'), raw))]);
+    }
   }
 
   /** A JSON body's value, checked; an empty body is the defaults when no field is required. */
