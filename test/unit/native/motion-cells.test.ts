@@ -23,8 +23,8 @@ const W = level.width;
 /** Storage cells holding a carrier when the level starts: the e2e site's C1 (1,2). */
 const occupied = (x: number, y: number) => x === 1 && y === 2;
 
-function world(t: { teardown(fn: () => unknown): void }, faultClearMs = 0) {
-  const planner = createLevelPlanner({ grid: levelGrid(level, occupied), durations: { forward: 1, turn: 1, lift: 1, lower: 1 }, seed: 1 });
+function world(t: { teardown(fn: () => unknown): void }, faultClearMs = 0, occupiedAt = occupied) {
+  const planner = createLevelPlanner({ grid: levelGrid(level, occupiedAt), durations: { forward: 1, turn: 1, lift: 1, lower: 1 }, seed: 1 });
   const flags: [number, number][] = [];
   const recording: LevelPlanner = Object.create(planner) as LevelPlanner;
   recording.setCellFlags = (cell, f) => {
@@ -45,7 +45,7 @@ function world(t: { teardown(fn: () => unknown): void }, faultClearMs = 0) {
     },
   };
   const motion = new PlannedMotion({
-    level, planner: recording, radio, logger: createLogger('silent'), botIds: () => [1], occupied, stepMs: 50, turnMs: 10, faultClearMs: () => faultClearMs,
+    level, planner: recording, radio, logger: createLogger('silent'), botIds: () => [1], occupied: occupiedAt, stepMs: 50, turnMs: 10, faultClearMs: () => faultClearMs,
   });
   // The planner's thread and its deliveries hold no reference on the event loop: this does.
   const alive = setInterval(() => undefined, 1000);
@@ -92,6 +92,24 @@ t.test('a LIFT whose acknowledgement is lost but which lifted leaves the cell fr
   await w.motion.go(1, { x: 1, y: 2, then: 'lift' });
   w.telemetry(1, 2, 'UP');
   t.equal(w.flagOf(1, 2), 0, 'the carrier is on the bot: the cell stays free');
+});
+
+t.test('a loaded bot sent to set its carrier down where a level refresh left a bar is not told there is no way', async (t) => {
+  // The store counts a carrier on 4,2 while the level is refreshed (held by a bot between a
+  // failed job and its retry, it counted as standing where it was booked), then no longer.
+  const standing = new Set(['1,2', '4,2']);
+  const w = world(t, 0, (x, y) => standing.has(`${x},${y}`));
+  w.telemetry(4, 1, 'UP');
+  await until('the bot to be placed', async () => w.motion.bots().length === 1, 5000);
+  w.motion.refresh();
+  t.equal(w.flagOf(4, 2), CELL_BARRED_LOADED, 'the refresh barred it');
+  standing.delete('4,2');
+  let outcome: { ok: boolean; cause?: string } | undefined;
+  void w.motion.go(1, { x: 4, y: 2, then: 'lower' }).then((o) => (outcome = o));
+  await until('the bot is moved, or told there is no way', async () => outcome !== undefined || w.sent.some((c) => c.type === 'SEGMENT'), 5000);
+  t.equal(outcome, undefined, 'no "no path"');
+  t.equal(w.flagOf(4, 2), 0, 'the cell was read from the store again');
+  t.ok(w.sent.some((c) => c.type === 'SEGMENT'), 'the bot is on its way');
 });
 
 t.test("a loaded bot's OBSTACLE bars the cell it could not enter", async (t) => {

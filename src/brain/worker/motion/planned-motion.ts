@@ -159,7 +159,13 @@ export class PlannedMotion implements LevelMotion {
       const act = goal.then === 'lift' ? 'lift' : goal.then === 'lower' ? 'lower' : 'none';
       // Work at the goal (charging, tags, a carrier held at a balcony) must not be interrupted by a push.
       const stay = act === 'none' && goal.then !== 'none';
-      const set = () => this.o.planner.setGoal(botId, { cell: goal.y * this.o.level.width + goal.x, act, stay });
+      const set = () => {
+        // The cell it sets a carrier down on is read from the store again: a level refresh
+        // while a carrier was held between a failed job and its retry counted it as standing
+        // on the cell it was booked to, and left that cell barred to every loaded bot sent there.
+        if (act === 'lower') this.refreshCell(goal.x, goal.y);
+        this.o.planner.setGoal(botId, { cell: goal.y * this.o.level.width + goal.x, act, stay });
+      };
       if (!charging || goal.then === 'charge' || goal.then === 'uncharge') return set();
       // Taken off its charger for work: a charging bot refuses motion until its charge ends.
       void this.uncharge(r).then((failed) => {
