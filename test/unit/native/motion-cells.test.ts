@@ -112,6 +112,20 @@ t.test('a loaded bot sent to set its carrier down where a level refresh left a b
   t.ok(w.sent.some((c) => c.type === 'SEGMENT'), 'the bot is on its way');
 });
 
+t.test('a level refresh does not bar the cell of a bot holding its carrier up there', async (t) => {
+  // Between a failed job and its retry the store books the carrier where its bot stopped and
+  // counts it as standing there; the carrier is on the bot. Barred by a refresh then, the cell
+  // stayed barred to loaded bots once the bot had moved on: buffers behind it were out of reach.
+  const w = world(t, 0, (x, y) => (x === 1 && y === 2) || (x === 3 && y === 1));
+  w.telemetry(3, 1, 'UP');
+  await until('the bot to be placed', async () => w.motion.bots().length === 1, 5000);
+  w.motion.refresh();
+  t.equal(w.flagOf(1, 2), CELL_BARRED_LOADED, 'a carrier on the floor is barred');
+  t.equal(w.flagOf(3, 1), 0, 'the cell under the held carrier is not');
+  w.motion.refreshCell(3, 1);
+  t.equal(w.flagOf(3, 1), 0, 'nor when that one cell is read again');
+});
+
 t.test("a loaded bot's OBSTACLE bars the cell it could not enter", async (t) => {
   const w = world(t);
   w.telemetry(3, 1, 'UP');

@@ -242,13 +242,32 @@ export class PlannedMotion implements LevelMotion {
   }
 
   refreshCell(x: number, y: number): void {
-    this.o.planner.setCellFlags(y * this.o.level.width + x, cellFlags(this.o.level, x, y, this.o.occupied(x, y)));
+    const cell = y * this.o.level.width + x;
+    this.o.planner.setCellFlags(cell, cellFlags(this.o.level, x, y, this.o.occupied(x, y) && !this.heldUpOn().has(cell)));
   }
 
   refresh(): void {
+    const held = this.heldUpOn();
     for (let y = 0; y < this.o.level.rows; y++) {
-      for (let x = 0; x < this.o.level.width; x++) this.o.planner.setCellFlags(y * this.o.level.width + x, cellFlags(this.o.level, x, y, this.o.occupied(x, y)));
+      for (let x = 0; x < this.o.level.width; x++) {
+        const cell = y * this.o.level.width + x;
+        this.o.planner.setCellFlags(cell, cellFlags(this.o.level, x, y, this.o.occupied(x, y) && !held.has(cell)));
+      }
     }
+  }
+
+  /**
+   * The cells where a bot holds a carrier up. The store may count that carrier as standing
+   * there (held between a failed job and its retry, it is booked where its bot stopped), but
+   * the floor is free: barred, the cell would stay barred to loaded bots once the bot moved on.
+   */
+  private heldUpOn(): Set<number> {
+    const cells = new Set<number>();
+    for (const r of this.runs.values()) {
+      const t = r.telemetry;
+      if (t?.carrier_held && t.x !== 65535) cells.add(t.y * this.o.level.width + t.x);
+    }
+    return cells;
   }
 
   async close(): Promise<void> {
