@@ -112,6 +112,11 @@ class HandMotion {
     });
   }
 
+  /** The goals given to a bot and not yet taken by `next()`. */
+  goalsOf(id: number): MotionGoal[] {
+    return this.given.filter((g) => g.bot === id).map((g) => g.goal);
+  }
+
   /** The next goal given to a bot (waits for it). */
   async next(): Promise<GivenGoal> {
     while (this.given.length === 0) await new Promise<void>((resolve) => (this.wake = resolve));
@@ -299,4 +304,30 @@ t.test('a bot job that throws is a failed try, counted, not a job every pass dri
   t.match(requests.jobsOf(fetch).find((j) => j.type === 'RETRIEVING' && j.status !== 'ABORTED'), { attempt: 2 }, 'tried again later, counted');
   await runner.apply(decide(snapshot()));
   t.equal(runner.running.size, 0, 'the next pass drives nothing');
+});
+
+t.test('two bots waiting for the same full balcony are not sent to the same buffer', async (t) => {
+  // Four bots: a level queues retrievals only while it keeps a bot per balcony besides.
+  const hands = new HandMotion([idleBot(1, 4, 1), idleBot(2, 7, 1), idleBot(3, 0, 1), idleBot(4, 1, 1)]);
+  const { requests, inventory, runner, snapshot } = await level1(t, hands);
+  // Both positions of balcony 2 hold carriers: a retrieval's bot waits with its carrier, at
+  // the one buffer beside the balcony (4,0) if it is free.
+  await requests.write(() => {
+    inventory.placeCarrierInWrite('C1', 1, 6, 0);
+    inventory.placeCarrierInWrite('C2', 1, 5, 0);
+  });
+  await requests.create({ type: 'FETCH', entities: [{ carrier_id: 'C3', balcony_ids: [2] }] });
+  await requests.create({ type: 'FETCH', entities: [{ carrier_id: 'C4', balcony_ids: [2] }] });
+  await runner.apply(decide(snapshot()));
+  const lifts = [await hands.next(), await hands.next()];
+  t.same(lifts.map((g) => g.goal.then), ['lift', 'lift'], 'both bots are sent to lift their carriers');
+  // Both lift at once: their waits for a position run side by side, each choosing from
+  // snapshots taken before the other's choice was written.
+  for (const g of lifts) g.end({ ok: true });
+  const first = await hands.next();
+  t.match(first.goal, { x: 4, y: 0, then: 'hold' }, 'one bot is sent to the buffer');
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  const other = lifts.find((g) => g.bot !== first.bot)!.bot;
+  t.same(hands.goalsOf(other).filter((g) => g.x === 4 && g.y === 0), [], 'the other is not sent there too');
+  t.equal(hands.bot(other).idle, true, 'it waits where it is, holding its carrier');
 });

@@ -43,6 +43,8 @@ export class LevelRunner implements RunnerState {
   private readonly notFound = new Map<string, number>();
   /** Bot id -> the carrier it held when a job failed as it went off the radio line. */
   private readonly heldOffLine = new Map<number, string>();
+  /** Buffers chosen for a bot to wait at whose choice is not written yet. */
+  private readonly staging = new Set<string>();
   private readonly stopListening: () => void;
   private stopped = false;
 
@@ -270,13 +272,20 @@ export class LevelRunner implements RunnerState {
     const bot = this.deps.motion.bots().find((b) => b.id === job.bot_id);
     if (!bot || (at && bot.x === at.x && bot.y === at.y)) return true;
     if (!at) {
-      at = stagePlace(s, job, bot);
+      at = stagePlace(s, job, bot, this.staging);
       if (!at) return true;
       const cell = at;
-      job = await this.deps.requests.write(() => this.deps.requests.updateJob(job, {
-        progress: withStage(job.progress, cell),
-        wait: { waiting_for: 'balcony', reason: `bot ${job.bot_id} holds ${job.carrier_id} at the buffer ${cell.x},${cell.y} until a position at balcony ${job.balcony_ids.join(', ')} frees` },
-      }));
+      // Claimed until written: the snapshots of other bots' waits show it only once committed,
+      // and two bots sent to one buffer left the second with no way there once the first held it.
+      this.staging.add(key(cell));
+      try {
+        job = await this.deps.requests.write(() => this.deps.requests.updateJob(job, {
+          progress: withStage(job.progress, cell),
+          wait: { waiting_for: 'balcony', reason: `bot ${job.bot_id} holds ${job.carrier_id} at the buffer ${cell.x},${cell.y} until a position at balcony ${job.balcony_ids.join(', ')} frees` },
+        }));
+      } finally {
+        this.staging.delete(key(cell));
+      }
     }
     const arrived = await this.deps.motion.go(bot.id, { x: at.x, y: at.y, then: 'hold' });
     if (this.stopped) return false;

@@ -318,10 +318,10 @@ export function freeCharger(s: LevelSnapshot, bot: MotionBot | undefined, free: 
  * one sends loaded bots along the highway past the others); none while a carrier waits to be
  * set aside in a buffer (the buffers are for those first).
  */
-export function stagePlace(s: LevelSnapshot, job: JobRecord, from: Cell): Cell | undefined {
+export function stagePlace(s: LevelSnapshot, job: JobRecord, from: Cell, claimed?: ReadonlySet<string>): Cell | undefined {
   if (s.jobs.some((j) => j.type === 'BUFFERING' && j.status === 'ACCEPTED')) return undefined;
   const ports = s.level.balconies.filter((b) => job.balcony_ids.includes(b.id)).flatMap((b) => b.ports);
-  const free = freeFor(s, job.id);
+  const free = freeFor(s, job.id, claimed);
   let best: Cell | undefined;
   for (const c of s.level.buffers) {
     if (!ports.some((p) => dist(p, c) <= STAGE_REACH) || !free(c)) continue;
