@@ -264,17 +264,19 @@ export class LevelRunner implements RunnerState {
 
   /**
    * Takes a bot waiting for a position to a free buffer beside its balcony, or back to the one
-   * it was given (after a restart it may have stopped on the way). False when the bot failed
-   * on the way (recorded) or the brain stopped.
+   * it was given (after a restart it may have stopped on the way); a bot waiting at a buffer
+   * moves on to one beside a balcony with no carrier waiting or coming (stagePlace). False when
+   * the bot failed on the way (recorded) or the brain stopped.
    */
   private async stage(job: JobRecord, s: LevelSnapshot): Promise<boolean> {
-    let at = stagedAt(job);
+    const staged = stagedAt(job);
     const bot = this.deps.motion.bots().find((b) => b.id === job.bot_id);
-    if (!bot || (at && bot.x === at.x && bot.y === at.y)) return true;
-    if (!at) {
-      at = stagePlace(s, job, bot, this.staging);
-      if (!at) return true;
-      const cell = at;
+    if (!bot) return true;
+    let at: Cell | undefined = staged;
+    if (!at || (bot.x === at.x && bot.y === at.y)) {
+      const cell = stagePlace(s, job, bot, this.staging);
+      if (!cell || (staged && key(cell) === key(staged))) return true;
+      at = cell;
       // Claimed until written: the snapshots of other bots' waits show it only once committed,
       // and two bots sent to one buffer left the second with no way there once the first held it.
       this.staging.add(key(cell));

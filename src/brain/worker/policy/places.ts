@@ -23,6 +23,14 @@ export const QUEUE_PER_BALCONY = 4;
 const ON_THEIR_WAY = 2;
 /** Cells from a port within which a buffer is a place to wait for it (stagePlace). */
 const STAGE_REACH = 2;
+/**
+ * Cells farther than the nearest buffer a bot may go to wait beside a balcony that has no
+ * carrier waiting or coming: about one balcony along on the generated sites (33 cells apart
+ * on the 400-bot bench site).
+ */
+const RESTAGE_REACH = 40;
+/** Carriers waiting or coming under which a balcony draws a bot from a balcony with more. */
+const SHORT_OF = 2;
 /** Cells of travel a carrier going home may add to avoid a space in front of another carrier. */
 const SHUT_IN_COST = 8;
 
@@ -314,20 +322,84 @@ export function freeCharger(s: LevelSnapshot, bot: MotionBot | undefined, free: 
 
 /**
  * A buffer beside one of the job's balconies where its bot can wait with the carrier for a
- * position, a few moves from it rather than back in the lanes, the nearest to the bot (a far
- * one sends loaded bots along the highway past the others); none while a carrier waits to be
- * set aside in a buffer (the buffers are for those first).
+ * position, a few moves from it rather than back in the lanes; none while a carrier waits to
+ * be set aside in a buffer (the buffers are for those first). The nearest to the bot (a far
+ * one sends loaded bots along the highway past the others), unless one of the job's
+ * balconies within RESTAGE_REACH has fewer carriers waiting or coming than the nearest's, and
+ * fewer than SHORT_OF: a position that frees at a balcony with none is given to a bot waiting
+ * at another, and its person waits that whole trip. For a bot waiting at a buffer already
+ * (`from` its buffer, itself not counted), the answer is where it should wait now.
  */
 export function stagePlace(s: LevelSnapshot, job: JobRecord, from: Cell, claimed?: ReadonlySet<string>): Cell | undefined {
   if (s.jobs.some((j) => j.type === 'BUFFERING' && j.status === 'ACCEPTED')) return undefined;
-  const ports = s.level.balconies.filter((b) => job.balcony_ids.includes(b.id)).flatMap((b) => b.ports);
   const free = freeFor(s, job.id, claimed);
-  let best: Cell | undefined;
+  const waiting = waitingFor(s);
+  // Carriers waiting or coming for the job's balconies beside a buffer, the fewest of them; Infinity: none of the job's.
+  const fewest = (c: Cell): number => {
+    let n = Infinity;
+    for (const b of bufferBalconies(s.level).get(key(c)) ?? []) {
+      if (!job.balcony_ids.includes(b)) continue;
+      n = Math.min(n, (waiting.get(b) ?? 0) - (comesTo(s.level, job, b) ? 1 : 0) + claimedBeside(s.level, b, claimed));
+    }
+    return n;
+  };
+  let nearest: Cell | undefined;
   for (const c of s.level.buffers) {
-    if (!ports.some((p) => dist(p, c) <= STAGE_REACH) || !free(c)) continue;
-    if (!best || dist(c, from) < dist(best, from)) best = c;
+    if ((!nearest || dist(c, from) < dist(nearest, from)) && fewest(c) < Infinity && free(c)) nearest = c;
+  }
+  if (!nearest) return undefined;
+  let best = nearest;
+  let bestCount = fewest(nearest);
+  const reach = dist(nearest, from) + RESTAGE_REACH;
+  for (const c of s.level.buffers) {
+    if (dist(c, from) > reach) continue;
+    const n = fewest(c);
+    if (n < SHORT_OF && (n < bestCount || (n === bestCount && dist(c, from) < dist(best, from))) && free(c)) {
+      best = c;
+      bestCount = n;
+    }
   }
   return best;
+}
+
+/** The balconies each buffer is a waiting place for: those with a port within STAGE_REACH. */
+const bufferBalconiesOf = new WeakMap<SiteLevel, Map<string, number[]>>();
+function bufferBalconies(level: SiteLevel): Map<string, number[]> {
+  let map = bufferBalconiesOf.get(level);
+  if (!map) {
+    map = new Map();
+    for (const c of level.buffers) map.set(key(c), level.balconies.filter((b) => b.ports.some((p) => dist(p, c) <= STAGE_REACH)).map((b) => b.id));
+    bufferBalconiesOf.set(level, map);
+  }
+  return map;
+}
+
+/** Carriers waiting beside each balcony (at its buffers) or on their way to one of its positions. */
+const waitingFor = perSnapshot((s) => {
+  const counts = new Map<number, number>();
+  for (const j of s.jobs) {
+    if (j.type !== 'RETRIEVING' || !started(j)) continue;
+    for (const b of balconiesComing(s.level, j)) counts.set(b, (counts.get(b) ?? 0) + 1);
+  }
+  return counts;
+});
+
+/** The balconies a started retrieval waits beside or goes to. */
+function balconiesComing(level: SiteLevel, j: JobRecord): readonly number[] {
+  if (j.target && j.balcony_id !== null && level.kindAt(j.target.x, j.target.y) === 'port') return [j.balcony_id];
+  const at = stagedAt(j);
+  return at ? bufferBalconies(level).get(key(at)) ?? [] : [];
+}
+
+function comesTo(level: SiteLevel, j: JobRecord, balcony: number): boolean {
+  return started(j) && balconiesComing(level, j).includes(balcony);
+}
+
+/** Buffers of a balcony chosen by other waits not written yet. */
+function claimedBeside(level: SiteLevel, balcony: number, claimed: ReadonlySet<string> | undefined): number {
+  let n = 0;
+  if (claimed) for (const c of claimed) if (bufferBalconies(level).get(c)?.includes(balcony)) n++;
+  return n;
 }
 
 /**
