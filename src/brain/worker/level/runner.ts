@@ -265,8 +265,8 @@ export class LevelRunner implements RunnerState {
   /**
    * Takes a bot waiting for a position to a free buffer beside its balcony, or back to the one
    * it was given (after a restart it may have stopped on the way); a bot waiting at a buffer
-   * moves on to one beside a balcony with no carrier waiting or coming (stagePlace). False when
-   * the bot failed on the way (recorded) or the brain stopped.
+   * moves on to one beside a balcony shorter of carriers (stagePlace). False when the bot
+   * failed on the way (recorded) or the brain stopped.
    */
   private async stage(job: JobRecord, s: LevelSnapshot): Promise<boolean> {
     const staged = stagedAt(job);

@@ -24,9 +24,9 @@ const ON_THEIR_WAY = 2;
 /** Cells from a port within which a buffer is a place to wait for it (stagePlace). */
 const STAGE_REACH = 2;
 /**
- * Cells farther than the nearest buffer a bot may go to wait beside a balcony that has no
- * carrier waiting or coming: about one balcony along on the generated sites (33 cells apart
- * on the 400-bot bench site).
+ * Cells farther than the nearest buffer a bot may go to wait beside a balcony shorter of
+ * carriers: about one balcony along on the generated sites (33 cells apart on the 400-bot
+ * bench site).
  */
 const RESTAGE_REACH = 40;
 /** Carriers waiting or coming under which a balcony draws a bot from a balcony with more. */
