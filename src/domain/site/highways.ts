@@ -39,7 +39,7 @@ export function scaledHighways(o: Pick<GenerateOptions, 'spacesPerLevel' | 'bots
   const crossEvery = clamp(Math.floor(storageRows / Math.max(1, crossAisles)), CROSS_EVERY_MIN, CROSS_EVERY_MAX);
   // Bots bring the next carriers to the buffers beside a balcony and wait there: two such
   // places run dry while the next carriers are a whole trip away (the brain queues one
-  // retrieval per such buffer plus two: queueLimit(), src/brain/worker/policy/places.ts).
+  // retrieval per such buffer plus two: queueLimit(), src/brain/worker/policy/balcony-queue.ts).
   const buffersPerBalcony = o.botsPerLevel / balconies >= BOTS_PER_BALCONY_FOR_4_BUFFERS ? 4 : 2;
   // On a level wider than tall, chargers down the left edge are a long way off for most bots
   // (top-ups then cross the level); along the bottom edge they are spread under every part.

@@ -11,8 +11,9 @@ import type { Cell } from '../../../domain/site/load.js';
 import { perSnapshot, type LevelSnapshot } from '../level/snapshot.js';
 import type { MotionBot } from '../motion/motion.js';
 import { botFor, carrierBot, heldOnItsCell, onBoard, reservedBots } from './bots.js';
+import { mayQueue, queuedFor } from './balcony-queue.js';
 import {
-  balconyAt, carriersComingInFront, carriersInFront, dist, freeBuffer, freeCharger, freeFor, freePort, freeSpace, key, laneWork, mayQueue, queuedFor, started,
+  balconyAt, carriersComingInFront, carriersInFront, dist, freeBuffer, freeCharger, freeFor, freePort, freeSpace, key, laneWork, started,
 } from './places.js';
 import { retryDue } from './recovery.js';
 

@@ -5,24 +5,13 @@
  */
 import { inFront, LaneSpaces, type LaneView } from '../../../domain/inventory/lane.js';
 import { CARRIER_JOBS, comingTo, type JobRecord } from '../../../domain/requests/records.js';
-import type { Cell, SiteBalcony, SiteLevel, StorageSpace } from '../../../domain/site/load.js';
+import type { Cell, SiteLevel, StorageSpace } from '../../../domain/site/load.js';
 import { perSnapshot, type CarrierPlace, type LevelSnapshot } from '../level/snapshot.js';
 import type { MotionBot } from '../motion/motion.js';
 import { chargingOn, mayLeaveCharger } from './charging.js';
 
-/**
- * Retrievals a balcony may have on their way beyond its free positions: their bots fetch the
- * carrier and wait with it until a position frees, so the next carrier is near when the
- * person is done (a position reserved for the whole trip leaves people waiting). Two left the
- * large bench site's far balconies waiting for carriers on their way (213 against 234 carriers
- * per balcony-hour with four; the demo 251 against 271); eight filled its one highway row with
- * loaded bots (196): docs/benchmarks-site.md, "the brain keeps up".
- */
-export const QUEUE_PER_BALCONY = 4;
-/** Queued retrievals a balcony may have beyond one waiting at each of its buffers: those on their way. */
-const ON_THEIR_WAY = 2;
 /** Cells from a port within which a buffer is a place to wait for it (stagePlace). */
-const STAGE_REACH = 2;
+export const STAGE_REACH = 2;
 /**
  * Cells farther than the nearest buffer a bot may go to wait beside a balcony shorter of
  * carriers: about one balcony along on the generated sites (33 cells apart on the 400-bot
@@ -196,49 +185,6 @@ export function freePort(s: LevelSnapshot, job: JobRecord, free: (c: Cell) => bo
 /** The balcony one of whose positions a cell is, if any. */
 export function balconyAt(s: LevelSnapshot, c: Cell): number | undefined {
   return s.level.balconies.find((b) => b.ports.some((p) => p.x === c.x && p.y === c.y))?.id;
-}
-
-/** Whether a retrieval that may go to one of the job's balconies holds its carrier and waits for a position. */
-export function queuedFor(s: LevelSnapshot, job: JobRecord): boolean {
-  return queued(s).some((j) => waitsForPort(j) && j.balcony_ids.some((b) => job.balcony_ids.includes(b)));
-}
-
-/** Retrievals started without a balcony position (on their way to the carrier, or holding it). */
-const queued = perSnapshot((s) => s.jobs.filter((j) => j.type === 'RETRIEVING' && j.status === 'EXECUTING' && j.target === null));
-
-const queueLimits = new WeakMap<SiteLevel, Map<number, number>>();
-
-/**
- * Retrievals a balcony may have queued: one waiting at each buffer beside it and two on their
- * way, at least QUEUE_PER_BALCONY. A balcony with the usual two buffers keeps four; one with
- * four buffers (generated for many bots, src/domain/site/highways.ts) keeps six, so its
- * waiting places stay filled while carriers come from far.
- */
-export function queueLimit(level: SiteLevel, balcony: SiteBalcony): number {
-  let limits = queueLimits.get(level);
-  if (!limits) queueLimits.set(level, (limits = new Map()));
-  let n = limits.get(balcony.id);
-  if (n === undefined) {
-    const waitingPlaces = level.buffers.filter((c) => balcony.ports.some((p) => dist(p, c) <= STAGE_REACH)).length;
-    limits.set(balcony.id, (n = Math.max(QUEUE_PER_BALCONY, waitingPlaces + ON_THEIR_WAY)));
-  }
-  return n;
-}
-
-/**
- * Whether a retrieval may start without a position: fewer than queueLimit() per balcony of
- * this level it may go to are queued for them, and queues leave a bot per balcony of the
- * level for the carriers going home (a bot holding a carrier cannot store another).
- */
-export function mayQueue(s: LevelSnapshot, job: JobRecord): boolean {
-  const balconies = s.level.balconies.filter((b) => job.balcony_ids.includes(b.id));
-  const here = balconies.map((b) => b.id);
-  const all = queued(s);
-  let forHere = 0;
-  for (const j of all) if (j.balcony_ids.some((b) => here.includes(b))) forHere++;
-  const bots = (s.bots ?? []).filter((b) => b.online && !b.faulted).length;
-  const limit = balconies.reduce((n, b) => n + queueLimit(s.level, b), 0);
-  return forHere < limit && all.length < bots - s.level.balconies.length;
 }
 
 /**

@@ -1,0 +1,144 @@
+/**
+ * How many retrievals start before a balcony position frees, as pure functions of a snapshot:
+ * their bots fetch the carrier and wait with it beside a balcony, so the next carrier is near
+ * when the person is done (a position reserved for the whole trip leaves people waiting).
+ *
+ * A queued retrieval may go to any of its balconies, and takes a place in the queue of one of
+ * them. Counting it against every balcony it may go to starved the retrievals of one balcony
+ * (an SKU kept to one balcony, docs/requests.md): the retrievals free to go anywhere on the
+ * level filled that balcony's count, and its own never started while the level was busy. So
+ * the queued retrievals are seated at balconies as a matching: a new one may start when a
+ * seat is free at one of its balconies, moving others that may go elsewhere if need be.
+ */
+import type { JobRecord } from '../../../domain/requests/records.js';
+import type { SiteBalcony, SiteLevel } from '../../../domain/site/load.js';
+import { perSnapshot, type LevelSnapshot } from '../level/snapshot.js';
+import { dist, STAGE_REACH, waitsForPort } from './places.js';
+
+/**
+ * Retrievals a balcony may have on their way beyond its free positions, at least. Two left the
+ * large bench site's far balconies waiting for carriers on their way (213 against 234 carriers
+ * per balcony-hour with four; the demo 251 against 271); eight filled its one highway row with
+ * loaded bots (196): docs/benchmarks-site.md, "the brain keeps up".
+ */
+export const QUEUE_PER_BALCONY = 4;
+/** Queued retrievals a balcony may have beyond one waiting at each of its buffers: those on their way. */
+const ON_THEIR_WAY = 2;
+
+/** Retrievals started without a balcony position (on their way to the carrier, or holding it). */
+const queued = perSnapshot((s) => s.jobs.filter((j) => j.type === 'RETRIEVING' && j.status === 'EXECUTING' && j.target === null));
+
+/** Whether a retrieval that may go to one of the job's balconies holds its carrier and waits for a position. */
+export function queuedFor(s: LevelSnapshot, job: JobRecord): boolean {
+  return queued(s).some((j) => waitsForPort(j) && j.balcony_ids.some((b) => job.balcony_ids.includes(b)));
+}
+
+const queueLimits = new WeakMap<SiteLevel, Map<number, number>>();
+
+/**
+ * Retrievals a balcony may have queued: one waiting at each buffer beside it and two on their
+ * way, at least QUEUE_PER_BALCONY. A balcony with the usual two buffers keeps four; one with
+ * four buffers (generated for many bots, src/domain/site/highways.ts) keeps six, so its
+ * waiting places stay filled while carriers come from far.
+ */
+export function queueLimit(level: SiteLevel, balcony: SiteBalcony): number {
+  let limits = queueLimits.get(level);
+  if (!limits) queueLimits.set(level, (limits = new Map()));
+  let n = limits.get(balcony.id);
+  if (n === undefined) {
+    const waitingPlaces = level.buffers.filter((c) => balcony.ports.some((p) => dist(p, c) <= STAGE_REACH)).length;
+    limits.set(balcony.id, (n = Math.max(QUEUE_PER_BALCONY, waitingPlaces + ON_THEIR_WAY)));
+  }
+  return n;
+}
+
+/** The queued retrievals seated at the level's balconies: who sits where, and each balcony's seats. */
+interface Seats {
+  limit: Map<number, number>;
+  at: Map<JobRecord, number>;
+  by: Map<number, JobRecord[]>;
+}
+
+const levelBalconies = perSnapshot(() => new Map<JobRecord, number[]>());
+
+/** A job's balconies on the level. */
+function balconiesOf(s: LevelSnapshot, job: JobRecord): number[] {
+  const memo = levelBalconies(s);
+  let ids = memo.get(job);
+  if (!ids) memo.set(job, (ids = s.level.balconies.filter((b) => job.balcony_ids.includes(b.id)).map((b) => b.id)));
+  return ids;
+}
+
+/**
+ * A free seat at one of `from`'s balconies, if need be by moving seated jobs along a chain of
+ * balconies each may also go to (a breadth-first augmenting path): the free seat's balcony,
+ * and for each balcony on the chain, the job to move into it and the balcony it leaves.
+ */
+function freeSeat(s: LevelSnapshot, seats: Seats, from: readonly number[]): { to: number; moves: Map<number, { job: JobRecord; from: number }> } | undefined {
+  const moves = new Map<number, { job: JobRecord; from: number }>();
+  const seen = new Set<number>(from);
+  const next = [...from];
+  for (let i = 0; i < next.length; i++) {
+    const b = next[i]!;
+    const sitting = seats.by.get(b) ?? [];
+    if (sitting.length < (seats.limit.get(b) ?? 0)) return { to: b, moves };
+    for (const job of sitting) {
+      for (const other of balconiesOf(s, job)) {
+        if (seen.has(other)) continue;
+        seen.add(other);
+        moves.set(other, { job, from: b });
+        next.push(other);
+      }
+    }
+  }
+  return undefined;
+}
+
+/** Seats a job, moving others along the chain freeSeat() found; false when every seat it could reach is taken. */
+function seat(s: LevelSnapshot, seats: Seats, job: JobRecord): boolean {
+  const found = freeSeat(s, seats, balconiesOf(s, job));
+  if (!found) return false;
+  let b = found.to;
+  for (let move = found.moves.get(b); move; move = found.moves.get(b)) {
+    const left = seats.by.get(move.from)!;
+    left.splice(left.indexOf(move.job), 1);
+    seats.by.get(b)!.push(move.job);
+    seats.at.set(move.job, b);
+    b = move.from;
+  }
+  seats.by.get(b)!.push(job);
+  seats.at.set(job, b);
+  return true;
+}
+
+/** The queued retrievals seated, those with the fewest balconies first. */
+const seated = perSnapshot((s): Seats => {
+  const seats: Seats = { limit: new Map(), at: new Map(), by: new Map() };
+  for (const b of s.level.balconies) {
+    seats.limit.set(b.id, queueLimit(s.level, b));
+    seats.by.set(b.id, []);
+  }
+  const jobs = queued(s).map((job) => ({ job, n: balconiesOf(s, job).length })).sort((a, b) => a.n - b.n);
+  for (const { job } of jobs) seat(s, seats, job);
+  return seats;
+});
+
+/**
+ * Whether a retrieval may start without a position: a seat is free at one of its balconies of
+ * this level (queueLimit() each), moving queued retrievals that may go elsewhere, and queues
+ * leave a bot per balcony of the level for the carriers going home (a bot holding a carrier
+ * cannot store another).
+ */
+export function mayQueue(s: LevelSnapshot, job: JobRecord): boolean {
+  const bots = (s.bots ?? []).filter((b) => b.online && !b.faulted).length;
+  if (queued(s).length >= bots - s.level.balconies.length) return false;
+  // Most retrievals of a pass share their balconies (all of the level, or an SKU's one): asked once per set.
+  const from = balconiesOf(s, job);
+  const asked = seatAnswers(s);
+  const set = from.join(',');
+  let answer = asked.get(set);
+  if (answer === undefined) asked.set(set, (answer = freeSeat(s, seated(s), from) !== undefined));
+  return answer;
+}
+
+const seatAnswers = perSnapshot(() => new Map<string, boolean>());
