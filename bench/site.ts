@@ -154,6 +154,13 @@ async function runSite(name: string): Promise<void> {
   const windowBattery: { mean: number; min: number }[] = [];
   /** By window: why ready jobs waited, so a window that falls away shows what it waited for. */
   const windowWaits: Map<string, number>[] = [];
+  /** By window: bot-seconds in motion and seconds sampled (bot use), and the carriers' trips. */
+  const windowBotUse: { moving: number; sampled: number }[] = [];
+  const windowTrips: number[][] = [];
+  /** By window: retrievals under way without a position (queued), summed over the samples, by what they wait for, and their ages. */
+  const windowQueued: { sum: number; samples: number; why: Map<string, number>; ages: number[] }[] = [];
+  /** request:carrier of the retrievals seen under way, and when first seen (sim s): a trip's start. */
+  const tripStart = new Map<string, number>();
   const presented = new Map<number, number>(); // after the warm-up
   const personTime: number[] = [];
   const leadTimes: number[] = [];
@@ -191,6 +198,7 @@ async function runSite(name: string): Promise<void> {
     for (const j of executing) {
       if (j.details.waiting_for !== 'trigger') {
         if (j.bot_id !== null) botsMoving++;
+        if (j.type === 'RETRIEVING' && j.carrier_id !== null && !tripStart.has(`${j.request_id}:${j.carrier_id}`)) tripStart.set(`${j.request_id}:${j.carrier_id}`, now);
         continue;
       }
       if (!seenWaiting.has(j.id)) seenWaiting.set(j.id, now);
@@ -198,6 +206,9 @@ async function runSite(name: string): Promise<void> {
       // A carrier presented: the first job of its request waiting for the person at its balcony.
       if (j.carrier_id !== null && !seenPresented.has(`${j.request_id}:${j.carrier_id}`)) {
         seenPresented.add(`${j.request_id}:${j.carrier_id}`);
+        const start = tripStart.get(`${j.request_id}:${j.carrier_id}`);
+        if (start !== undefined) (windowTrips[Math.floor(now / WINDOW_S)] ??= []).push(now - start);
+        tripStart.delete(`${j.request_id}:${j.carrier_id}`);
         if (counting) presented.set(b, (presented.get(b) ?? 0) + 1);
       }
       let here = waiting.get(b);
@@ -226,6 +237,21 @@ async function runSite(name: string): Promise<void> {
       }
     }
     for (const b of [...working.keys()]) if (!waiting.has(b)) working.delete(b); // its job went (cancelled)
+    if (round % 5 === 0) {
+      const q = (windowQueued[Math.floor(now / WINDOW_S)] ??= { sum: 0, samples: 0, why: new Map(), ages: [] });
+      q.samples++;
+      for (const j of executing) {
+        if (j.type !== 'RETRIEVING' || j.balcony_id !== null) continue;
+        q.sum++;
+        const why = String(j.details.waiting_for ?? 'moving');
+        q.why.set(why, (q.why.get(why) ?? 0) + 1);
+        const start = tripStart.get(`${j.request_id}:${j.carrier_id}`);
+        if (start !== undefined) q.ages.push(now - start);
+      }
+    }
+    const use = (windowBotUse[Math.floor(now / WINDOW_S)] ??= { moving: 0, sampled: 0 });
+    use.moving += (botsMoving / botCount) * dt;
+    use.sampled += dt;
     if (counting) {
       for (const b of balconies) {
         if (working.has(b)) continue;
@@ -297,6 +323,12 @@ async function runSite(name: string): Promise<void> {
   };
   console.log(`ready jobs waiting, by reason (share of samples): ${shares(waits)}`);
   console.log(`a person idle, by what their balcony had on its way (share of idle time): ${shares(idleWhy)}`);
+  console.log(`by window: bots in motion, and a carrier's trip from its retrieval's start to its balcony (p50/p90, s): ${windowBotUse.map((u, k) => {
+    const trips = windowTrips[k] ?? [];
+    return `${((u.moving / Math.max(1e-9, u.sampled)) * 100).toFixed(0)} % ${pct(trips, 0.5).toFixed(0)}/${pct(trips, 0.9).toFixed(0)}`;
+  }).join(', ')}`);
+  windowQueued.forEach((q, k) => console.log(`  minutes ${(k * WINDOW_S) / 60}-${((k + 1) * WINDOW_S) / 60}: queued retrievals ${(q.sum / Math.max(1, q.samples)).toFixed(1)} `
+    + `(age p50 ${pct(q.ages, 0.5).toFixed(0)} s, p90 ${pct(q.ages, 0.9).toFixed(0)} s, max ${pct(q.ages, 1).toFixed(0)} s), waiting for: ${shares(q.why)}`));
   windowWaits.forEach((m, k) => console.log(`  minutes ${(k * WINDOW_S) / 60}-${((k + 1) * WINDOW_S) / 60}: ${shares(m)}`));
   // What the controller kept itself (GET /api/v2/kpi, the KPI page's source) beside what this
   // driver saw: the counts must agree; the busy shares differ by the driver's sampling.
