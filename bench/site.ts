@@ -104,6 +104,8 @@ function withHighways(options: GenerateOptions): GenerateOptions {
 
 /** Simulated seconds of one window of the figures by time. */
 const WINDOW_S = 600;
+/** Simulated seconds after which an open request counts as stale in the windows' figures. */
+const STALE_S = 300;
 
 interface Job { id: string; type: string; status: string; balcony_id: number | null; carrier_id: string | null; quantity: number | null; bot_id: number | null; details: Record<string, unknown>; request_id: string }
 
@@ -151,7 +153,7 @@ async function runSite(name: string): Promise<void> {
   // By WINDOW_S of simulated time: the balconies' busy seconds, and the bots' battery at its end
   // (a run that starts well and fades shows where).
   const windowBusy: number[] = [];
-  const windowBattery: { mean: number; min: number }[] = [];
+  const windowBattery: { mean: number; min: number; stale: number }[] = [];
   /** By window: why ready jobs waited, so a window that falls away shows what it waited for. */
   const windowWaits: Map<string, number>[] = [];
   /** By window: bot-seconds in motion and seconds sampled (bot use), and the carriers' trips. */
@@ -264,7 +266,10 @@ async function runSite(name: string): Promise<void> {
     }
     if (windowBattery.length < Math.floor(now / WINDOW_S)) {
       const levels = ((await c.get('/api/v2/bots')).json as { battery_level: number }[]).map((b) => b.battery_level);
-      windowBattery.push({ mean: avg(levels), min: Math.min(...levels) });
+      // Open requests older than STALE_S: work that never starts piles up among the open ones.
+      const open = (await c.get('/api/v2/requests?status__in=CREATED&status__in=ACCEPTED&status__in=EXECUTING&type__eq=FULFILLMENT&size=1000')).json.items as { created_at_utc: string }[];
+      const stale = open.filter((r) => ((Date.now() - Date.parse(r.created_at_utc)) * speed) / 1000 > STALE_S).length;
+      windowBattery.push({ mean: avg(levels), min: Math.min(...levels), stale });
     }
     // Less often: why ready jobs wait.
     if (round % 5 === 0) {
@@ -315,7 +320,7 @@ async function runSite(name: string): Promise<void> {
   console.log(`balcony-bound limit                      ${(3600 / meanPerson).toFixed(1)} carriers per balcony per hour (mean person time ${meanPerson.toFixed(1)} s per carrier)`);
   // A last window shorter than half of one says little: left out.
   const windows = windowBusy.filter((_, k) => simNow() - k * WINDOW_S >= WINDOW_S / 2).map((v, k) => `${((v / balconies.length / Math.min(WINDOW_S, simNow() - k * WINDOW_S)) * 100).toFixed(0)} %`
-    + (windowBattery[k] ? ` (bots ${windowBattery[k]!.mean.toFixed(0)} %, lowest ${windowBattery[k]!.min.toFixed(0)} %)` : ''));
+    + (windowBattery[k] ? ` (bots ${windowBattery[k]!.mean.toFixed(0)} %, lowest ${windowBattery[k]!.min.toFixed(0)} %; ${windowBattery[k]!.stale} open requests older than ${STALE_S / 60} minutes)` : ''));
   console.log(`balconies busy by ${WINDOW_S / 60} simulated minutes  ${windows.join(', ')}`);
   const shares = (m: Map<string, number>) => {
     const total = [...m.values()].reduce((a, b) => a + b, 0);
