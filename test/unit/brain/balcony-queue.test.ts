@@ -5,7 +5,7 @@ import t from 'tap';
 import { buildSite } from '../../../src/domain/site/load.js';
 import { generateSite, type GenerateOptions } from '../../../src/domain/site/generate.js';
 import { DEMO_OPTIONS } from '../../../src/domain/site/demo.js';
-import { mayQueue, QUEUE_PER_BALCONY, queueLimit } from '../../../src/brain/worker/policy/balcony-queue.js';
+import { QUEUE_PER_BALCONY, QueueSeats, queueLimit } from '../../../src/brain/worker/policy/balcony-queue.js';
 import { e2eSite } from '../../fixtures/e2e-site.js';
 import { newJob, type JobRecord } from '../../../src/domain/requests/records.js';
 import type { LevelSnapshot } from '../../../src/brain/worker/level/snapshot.js';
@@ -36,7 +36,7 @@ t.test('a balcony queues one retrieval per buffer beside it and two more, at lea
 // each balcony it may go to, so a retrieval kept to one balcony (an SKU's `balcony_ids`) never
 // started while the retrievals free to go anywhere had six queued on the level: on the 400-bot
 // bench site those requests piled up among the open ones and the balconies ran short of work.
-t.test('mayQueue: a seat free at one of the job\'s balconies, moving others that may go elsewhere', async (t) => {
+t.test('QueueSeats.mayQueue: a seat free at one of the job\'s balconies, moving others that may go elsewhere', async (t) => {
   const level = buildSite(generateSite({ ...BASE, balconiesPerLevel: 4, buffersPerBalcony: 4, botsPerLevel: 40 })).levels[0]!;
   const [b1, b2, b3, b4] = level.balconies.map((b) => b.id) as [number, number, number, number];
   const ALL = [b1, b2, b3, b4];
@@ -75,6 +75,15 @@ t.test('mayQueue: a seat free at one of the job\'s balconies, moving others that
   ];
   for (const row of rows) {
     const candidate = job(row.balconies, 'ACCEPTED');
-    t.equal(mayQueue(snapshot([...row.queued, candidate], row.bots), candidate), row.want, row.name);
+    t.equal(new QueueSeats(snapshot([...row.queued, candidate], row.bots)).mayQueue(candidate), row.want, row.name);
   }
+  // One pass starts several: each takes its seat before the next is asked.
+  const first = job([b2], 'ACCEPTED');
+  const second = job([b2], 'ACCEPTED');
+  const anywhere = job(ALL, 'ACCEPTED');
+  const pass = new QueueSeats(snapshot([...many(5, [b2]), first, second, anywhere]));
+  t.ok(pass.mayQueue(first), 'a pass: the first of two for balcony 2\'s last seat starts');
+  pass.take(first);
+  t.notOk(pass.mayQueue(second), 'a pass: the second waits');
+  t.ok(pass.mayQueue(anywhere), 'a pass: one that may go anywhere still starts');
 });

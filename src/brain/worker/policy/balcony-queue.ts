@@ -111,34 +111,53 @@ function seat(s: LevelSnapshot, seats: Seats, job: JobRecord): boolean {
   return true;
 }
 
-/** The queued retrievals seated, those with the fewest balconies first. */
-const seated = perSnapshot((s): Seats => {
-  const seats: Seats = { limit: new Map(), at: new Map(), by: new Map() };
-  for (const b of s.level.balconies) {
-    seats.limit.set(b.id, queueLimit(s.level, b));
-    seats.by.set(b.id, []);
-  }
-  const jobs = queued(s).map((job) => ({ job, n: balconiesOf(s, job).length })).sort((a, b) => a.n - b.n);
-  for (const { job } of jobs) seat(s, seats, job);
-  return seats;
-});
-
 /**
- * Whether a retrieval may start without a position: a seat is free at one of its balconies of
- * this level (queueLimit() each), moving queued retrievals that may go elsewhere, and queues
- * leave a bot per balcony of the level for the carriers going home (a bot holding a carrier
- * cannot store another).
+ * The queue's seats as one pass of the level sees them: the snapshot's queued retrievals seated
+ * (those with the fewest balconies first), then those the pass starts, so one pass does not
+ * start more than the seats free.
  */
-export function mayQueue(s: LevelSnapshot, job: JobRecord): boolean {
-  const bots = (s.bots ?? []).filter((b) => b.online && !b.faulted).length;
-  if (queued(s).length >= bots - s.level.balconies.length) return false;
-  // Most retrievals of a pass share their balconies (all of the level, or an SKU's one): asked once per set.
-  const from = balconiesOf(s, job);
-  const asked = seatAnswers(s);
-  const set = from.join(',');
-  let answer = asked.get(set);
-  if (answer === undefined) asked.set(set, (answer = freeSeat(s, seated(s), from) !== undefined));
-  return answer;
-}
+export class QueueSeats {
+  private seats: Seats | undefined;
+  private queued = 0;
+  /** Answers by set of balconies: most retrievals of a pass share theirs (all of the level, or an SKU's one). */
+  private readonly answers = new Map<string, boolean>();
 
-const seatAnswers = perSnapshot(() => new Map<string, boolean>());
+  constructor(private readonly s: LevelSnapshot) {}
+
+  /**
+   * Whether a retrieval may start without a position: a seat is free at one of its balconies
+   * of this level (queueLimit() each), moving queued retrievals that may go elsewhere, and
+   * queues leave a bot per balcony of the level for the carriers going home (a bot holding a
+   * carrier cannot store another).
+   */
+  mayQueue(job: JobRecord): boolean {
+    const seats = this.seated();
+    const bots = (this.s.bots ?? []).filter((b) => b.online && !b.faulted).length;
+    if (this.queued >= bots - this.s.level.balconies.length) return false;
+    const from = balconiesOf(this.s, job);
+    const set = from.join(',');
+    let answer = this.answers.get(set);
+    if (answer === undefined) this.answers.set(set, (answer = freeSeat(this.s, seats, from) !== undefined));
+    return answer;
+  }
+
+  /** Seats a retrieval this pass starts without a position. */
+  take(job: JobRecord): void {
+    seat(this.s, this.seated(), job);
+    this.queued++;
+    this.answers.clear();
+  }
+
+  private seated(): Seats {
+    if (this.seats) return this.seats;
+    const seats: Seats = { limit: new Map(), at: new Map(), by: new Map() };
+    for (const b of this.s.level.balconies) {
+      seats.limit.set(b.id, queueLimit(this.s.level, b));
+      seats.by.set(b.id, []);
+    }
+    const jobs = queued(this.s).map((job) => ({ job, n: balconiesOf(this.s, job).length })).sort((a, b) => a.n - b.n);
+    for (const { job } of jobs) seat(this.s, seats, job);
+    this.queued = jobs.length;
+    return (this.seats = seats);
+  }
+}

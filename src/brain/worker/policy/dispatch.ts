@@ -11,7 +11,7 @@ import type { Cell } from '../../../domain/site/load.js';
 import { perSnapshot, type LevelSnapshot } from '../level/snapshot.js';
 import type { MotionBot } from '../motion/motion.js';
 import { botFor, carrierBot, heldOnItsCell, onBoard, reservedBots } from './bots.js';
-import { mayQueue, queuedFor } from './balcony-queue.js';
+import { QueueSeats, queuedFor } from './balcony-queue.js';
 import {
   balconyAt, carriersComingInFront, carriersInFront, dist, freeBuffer, freeCharger, freeFor, freePort, freeSpace, key, laneWork, started,
 } from './places.js';
@@ -75,7 +75,7 @@ export function decide(s: LevelSnapshot): Decision[] {
     if (bot?.online) out.push({ kind: 'drive', job });
     else out.push({ kind: 'wait', job, wait: lineWait(s) ?? { waiting_for: 'bot', reason: `bot ${job.bot_id} has not reported since the brain started` } });
   }
-  const pass: Pass = { claimedCells: new Set(), claimedCarriers: new Set(), taken, reserved: reservedBots(s), work: laneWork(s) };
+  const pass: Pass = { claimedCells: new Set(), claimedCarriers: new Set(), taken, reserved: reservedBots(s), work: laneWork(s), queue: new QueueSeats(s) };
   for (const job of dispatchOrder(s, s.jobs.filter((j) => j.status === 'ACCEPTED'))) {
     if (!retryDue(job, s.now)) continue; // its wait says when
     if (PERSON_JOBS.has(job.type)) out.push(atBalcony(s, job));
@@ -96,6 +96,7 @@ interface Pass {
   taken: Set<number>;
   reserved: ReadonlySet<number>;
   work: ReturnType<typeof laneWork>;
+  queue: QueueSeats;
 }
 
 function lineWait(s: LevelSnapshot): JobWait | undefined {
@@ -203,6 +204,7 @@ function startBotJob(s: LevelSnapshot, job: JobRecord, pass: Pass): Decision {
     return { kind: 'move_aside', job, bot: blocker.id, to: aside, wait: { waiting_for: 'bot', reason: `${reason}: it is moved aside to ${aside.x},${aside.y}` } };
   }
   if (target.cell) pass.claimedCells.add(key(target.cell));
+  else if (job.type === 'RETRIEVING') pass.queue.take(job);
   if (carrier) pass.claimedCarriers.add(carrier.id);
   pass.taken.add(bot.id);
   return { kind: 'start', job, bot: bot.id, target: target.cell, balcony: target.balcony ?? job.balcony_id, phase: carrier ? 'to_carrier' : 'to_target' };
@@ -237,7 +239,7 @@ function targetOf(s: LevelSnapshot, job: JobRecord, carrier: { id: string; at: C
       const from = carrier?.at ?? s.bots?.find((b) => b.id === job.bot_id);
       const port = job.type === 'RETRIEVING' && queuedFor(s, job) ? undefined : freePort(s, job, free, from);
       if (port) return port;
-      if (job.type === 'RETRIEVING' && mayQueue(s, job)) return { cell: null };
+      if (job.type === 'RETRIEVING' && pass.queue.mayQueue(job)) return { cell: null };
       return { wait: { waiting_for: 'balcony', reason: `no free position at balcony ${job.balcony_ids.join(', ')}` } };
     }
     case 'STORING':
