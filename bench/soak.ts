@@ -145,6 +145,9 @@ function newPool(d: Daemon, connections: number): Undici.Pool {
 const errors = new Map<string, number>();
 const daemonErrors: string[] = [];
 let daemonErrorCount = 0;
+/** The daemon's last warnings, printed before its first error: what came before says why (a slow commit before a line fell silent). */
+const lastWarnings: string[] = [];
+let warningsBeforeError: string[] | undefined;
 
 function error(what: string, status: number): void {
   const key = `${what} -> ${status === 0 ? 'no answer' : status}`;
@@ -488,7 +491,12 @@ d.child.stdout!.on('data', (chunk: Buffer) => {
     if (!line.startsWith('{')) continue;
     try {
       const rec = JSON.parse(line) as { level?: number | string; msg?: string };
+      if (typeof rec.level === 'number' ? rec.level === 40 : rec.level === 'warn') {
+        lastWarnings.push(line.slice(0, 400));
+        if (lastWarnings.length > 5) lastWarnings.shift();
+      }
       if (typeof rec.level === 'number' ? rec.level >= 50 : rec.level === 'error' || rec.level === 'fatal') {
+        warningsBeforeError ??= [...lastWarnings];
         daemonErrorCount++;
         if (daemonErrors.length < 10) daemonErrors.push(line.slice(0, 400));
       }
@@ -659,6 +667,7 @@ console.log(`\nwork: ${work.posted} requests posted (${work.refused} refused wit
   + `${work.retried} failed jobs tried again, ${work.triggerConflicts} confirmations answered 409; mix: ${mixSent} calls`);
 console.log(`end: ${ends.held} of the posted requests held (${ends.open} open), ${ends.pruned} pruned past the retention, ${ends.keptPastRetention} kept although they ended before the last pass less the retention; `
   + `store pruned ${final?.history.pruned_requests ?? 'n/a'} requests in all, last pass ${final?.history.last_pass_at_utc ?? 'n/a'}`);
+if (warningsBeforeError && warningsBeforeError.length > 0) console.log(`the daemon's last warnings before its first error:\n  ${warningsBeforeError.join('\n  ')}`);
 console.log(`errors: ${errorCount()}${errors.size > 0 ? ` (${[...errors].map(([k, v]) => `${k}: ${v}`).join('; ')})` : ''}${daemonErrorCount > 0 ? `; ${daemonErrorCount} error lines in the daemon's log, the first: ${daemonErrors.join(' | ')}` : ''}`);
 console.log(`lost work: ${lost.length}${lost.length > 0 ? ` (${lost.slice(0, 10).join('; ')})` : ''}`);
 if (firstClock && clock !== firstClock) {
