@@ -1,5 +1,5 @@
 /**
- * How many retrievals start before a balcony position frees, as pure functions of a snapshot:
+ * How many retrievals start before a balcony position frees, worked out from a snapshot:
  * their bots fetch the carrier and wait with it beside a balcony, so the next carrier is near
  * when the person is done (a position reserved for the whole trip leaves people waiting).
  *
@@ -52,10 +52,9 @@ export function queueLimit(level: SiteLevel, balcony: SiteBalcony): number {
   return n;
 }
 
-/** The queued retrievals seated at the level's balconies: who sits where, and each balcony's seats. */
+/** The queued retrievals seated at the level's balconies: each balcony's seats, and who sits in them. */
 interface Seats {
   limit: Map<number, number>;
-  at: Map<JobRecord, number>;
   by: Map<number, JobRecord[]>;
 }
 
@@ -103,11 +102,9 @@ function seat(s: LevelSnapshot, seats: Seats, job: JobRecord): boolean {
     const left = seats.by.get(move.from)!;
     left.splice(left.indexOf(move.job), 1);
     seats.by.get(b)!.push(move.job);
-    seats.at.set(move.job, b);
     b = move.from;
   }
   seats.by.get(b)!.push(job);
-  seats.at.set(job, b);
   return true;
 }
 
@@ -118,7 +115,10 @@ function seat(s: LevelSnapshot, seats: Seats, job: JobRecord): boolean {
  */
 export class QueueSeats {
   private seats: Seats | undefined;
-  private queued = 0;
+  /** Retrievals queued on the level, the pass's own included. */
+  private count = 0;
+  /** Queued retrievals the level's bots allow: a bot per balcony stays free for the carriers going home. */
+  private allowed = 0;
   /** Answers by set of balconies: most retrievals of a pass share theirs (all of the level, or an SKU's one). */
   private readonly answers = new Map<string, boolean>();
 
@@ -132,8 +132,7 @@ export class QueueSeats {
    */
   mayQueue(job: JobRecord): boolean {
     const seats = this.seated();
-    const bots = (this.s.bots ?? []).filter((b) => b.online && !b.faulted).length;
-    if (this.queued >= bots - this.s.level.balconies.length) return false;
+    if (this.count >= this.allowed) return false;
     const from = balconiesOf(this.s, job);
     const set = from.join(',');
     let answer = this.answers.get(set);
@@ -144,20 +143,21 @@ export class QueueSeats {
   /** Seats a retrieval this pass starts without a position. */
   take(job: JobRecord): void {
     seat(this.s, this.seated(), job);
-    this.queued++;
+    this.count++;
     this.answers.clear();
   }
 
   private seated(): Seats {
     if (this.seats) return this.seats;
-    const seats: Seats = { limit: new Map(), at: new Map(), by: new Map() };
+    const seats: Seats = { limit: new Map(), by: new Map() };
     for (const b of this.s.level.balconies) {
       seats.limit.set(b.id, queueLimit(this.s.level, b));
       seats.by.set(b.id, []);
     }
     const jobs = queued(this.s).map((job) => ({ job, n: balconiesOf(this.s, job).length })).sort((a, b) => a.n - b.n);
     for (const { job } of jobs) seat(this.s, seats, job);
-    this.queued = jobs.length;
+    this.count = jobs.length;
+    this.allowed = (this.s.bots ?? []).filter((b) => b.online && !b.faulted).length - this.s.level.balconies.length;
     return (this.seats = seats);
   }
 }
