@@ -1,29 +1,39 @@
 /**
- * The daemon's side of every level's radio line, on the main thread: the serial device, the
- * native link on it, what the bots report, and each line's state. It keeps the latest telemetry
- * per bot for `GET /bots` and sends balcony LED sequences. Levels are independent: a level
- * whose device is away only takes its own bots offline. Which device each level uses is the
- * app wiring's choice (a serial device, a device server over TCP, or the supervised
- * simulator's pty, which can move: `repoint`).
+ * The daemon's side of every level's radio line, on the main thread: what the bots report,
+ * each line's state, and the commands waiting for their acknowledgement. The devices and the
+ * native link on each are read and written in a process of their own (./lines-process.ts), so
+ * that a held main thread cannot silence the radio. It keeps the latest telemetry per bot for
+ * `GET /bots` and sends balcony LED sequences. Levels are independent: a level whose device is
+ * away only takes its own bots offline. Which device each level uses is the app wiring's
+ * choice (a serial device, a device server over TCP, or the supervised simulator's pty, which
+ * can move: `repoint`).
  */
 import type { Logger } from '../log/logger.js';
-import { createLink, type Link, type LinkEvent } from '../native/link.js';
-import { createLineTransport, type LineTransport } from '../link/device.js';
-import type { TransportState } from '../link/transport.js';
+import type { Command, LinkEvent, LinkStats } from '../native/link.js';
+import type { TransportState, TransportStats } from '../link/transport.js';
 import { ADDRESS, type LedStep } from '../link/protocol/messages.js';
-import type { Command } from '../native/link.js';
 import type { Site } from '../domain/site/load.js';
 import type { BotEvent, BotState, CommandOutcome, LineStatus } from './events.js';
-import { describeDeviceError, nextLineHealth, NODE_ANSWER_GRACE_MS, OPENING, type LineChange, type LineHealth } from './line-health.js';
+import { nextLineHealth, NODE_ANSWER_GRACE_MS, OPENING, type LineChange, type LineHealth } from './line-health.js';
+import { LinesProcess } from './lines-process.js';
+import type { FromLines } from './messages.js';
 
 /** How long an LED sequence may take to be acknowledged before it counts as not published. */
 const LED_ACK_TIMEOUT_MS = 3000;
 
 interface LevelLine {
+  /** This open's number on the lines' process: news of a line already replaced is not this one's. */
+  id: number;
   levelId: number;
   path: string;
-  link: Link;
-  transport: LineTransport;
+  log: Logger;
+  /** The counters the lines' process last sent (none before its first). */
+  link: LinkStats | undefined;
+  transport: TransportStats | undefined;
+  /** Commands waiting for their outcome, by token. */
+  waiting: Map<number, (outcome: CommandOutcome) => void>;
+  /** Resolves a close() waiting for the lines' process to let go of the device. */
+  closed: (() => void) | undefined;
   /** The transport's state and the last failure it reported (describeDeviceError). */
   device: { state: TransportState; error: string | null };
   /** Up or down, why, and whether this outage was announced (line-health.ts). */
@@ -54,8 +64,12 @@ export type LineListener = (status: LineStatus, change: LineChange) => void;
 
 export class SiteLines {
   private readonly lines = new Map<number, LevelLine>();
+  /** The same lines by their number on the lines' process. */
+  private readonly byId = new Map<number, LevelLine>();
   private readonly bots = new Map<number, BotState>();
-  private readonly waiting = new Map<string, (outcome: CommandOutcome) => void>();
+  private readonly linesProcess: LinesProcess;
+  private nextId = 1;
+  private nextToken = 1;
   private readonly listeners = new Set<(event: BotEvent) => void>();
   private readonly lineListeners = new Set<LineListener>();
 
@@ -67,6 +81,7 @@ export class SiteLines {
     for (const level of site.levels) {
       for (const bot of level.bots) this.bots.set(bot.id, newBot(bot.id, level.id, bot.start.x, bot.start.y, bot.heading));
     }
+    this.linesProcess = new LinesProcess(logger.child({ component: 'lines' }), (m) => this.heard(m), () => this.reopenAll());
   }
 
   /**
@@ -77,34 +92,14 @@ export class SiteLines {
    */
   open(levelId: number, path: string, health: LineHealth = OPENING): void {
     if (this.lines.has(levelId)) throw new Error(`level ${levelId}: its line is open already`);
-    const log = this.logger.child({ level_id: levelId, device: path });
     const line: LevelLine = {
-      levelId, path, link: undefined as unknown as Link, transport: undefined as unknown as LineTransport,
-      device: { state: 'closed', error: null }, health, grace: undefined, graceOver: false,
+      id: this.nextId++, levelId, path, log: this.logger.child({ level_id: levelId, device: path }), link: undefined, transport: undefined,
+      waiting: new Map(), closed: undefined, device: { state: 'closed', error: null }, health, grace: undefined, graceOver: false,
       status: { level_id: levelId, device: path, up: health.up, reason: health.reason, since: this.now() },
     };
-    // The transport reads only after start(), so the link exists before the first byte arrives.
-    line.transport = createLineTransport(path, {
-      log, onData: (bytes) => line.link.receive(bytes),
-      onState: (state, error) => {
-        line.device = { state, error: error ? describeDeviceError(error) : null };
-        clearTimeout(line.grace);
-        line.grace = undefined;
-        line.graceOver = false;
-        if (state === 'open') {
-          line.grace = setTimeout(() => {
-            line.grace = undefined;
-            line.graceOver = true;
-            this.updateStatus(line);
-          }, NODE_ANSWER_GRACE_MS);
-          line.grace.unref();
-        }
-        this.updateStatus(line);
-      },
-    });
-    line.link = createLink({ write: (bytes) => void line.transport.write(Buffer.from(bytes)), onEvent: (batch) => this.onEvents(line, batch) });
     this.lines.set(levelId, line);
-    line.transport.start();
+    this.byId.set(line.id, line);
+    this.linesProcess.post({ type: 'open', line: line.id, path });
   }
 
   /** The level's device moved (a gateway plugged in again as another tty, the simulator restarted): the line reopens there. */
@@ -113,19 +108,10 @@ export class SiteLines {
     if (line && line.path === path) return;
     let health: LineHealth = OPENING;
     if (line) {
-      this.lines.delete(levelId);
-      clearTimeout(line.grace);
       // An outage already announced goes on on the new device: its recovery is announced there.
       if (line.health.announcedDown) health = line.health;
-      line.link.close();
-      await line.transport.close();
-      const prefix = `${levelId}:${line.path}:`;
-      for (const key of [...this.waiting.keys()]) if (key.startsWith(prefix)) this.settle(key, { delivered: false, reason: 'offline: the line moved to another device' });
-      for (const bot of this.bots.values()) {
-        if (bot.level_id !== levelId || !bot.online) continue;
-        bot.online = false;
-        this.tell({ kind: 'offline', bot, reason: 'the line moved to another device' });
-      }
+      await this.closeLine(line);
+      this.letGo(line, 'the line moved to another device');
     }
     this.logger.info({ level_id: levelId, device: path, before: line?.path }, 'radio line opened on a new device');
     this.open(levelId, path, health);
@@ -166,23 +152,17 @@ export class SiteLines {
   send(levelId: number, node: number, command: Command, timeoutMs = 10_000): Promise<CommandOutcome> {
     const line = this.lines.get(levelId);
     if (!line) return Promise.resolve({ delivered: false, reason: `level ${levelId} has no radio line` });
-    let id: number;
-    try {
-      id = line.link.send(node, command);
-    } catch (err) {
-      // A node the link has not heard from yet cannot be sent to.
-      return Promise.resolve({ delivered: false, reason: (err as Error).message });
-    }
+    const token = this.nextToken++;
     return new Promise<CommandOutcome>((resolve) => {
-      const key = `${levelId}:${line.path}:${id}`;
       const timer = setTimeout(() => {
-        this.waiting.delete(key);
+        line.waiting.delete(token);
         resolve({ delivered: false, reason: `no acknowledgement within ${timeoutMs} ms` });
       }, timeoutMs);
-      this.waiting.set(key, (outcome) => {
+      line.waiting.set(token, (outcome) => {
         clearTimeout(timer);
         resolve(outcome);
       });
+      this.linesProcess.post({ type: 'send', line: line.id, token, node, command });
     });
   }
 
@@ -192,39 +172,135 @@ export class SiteLines {
     return () => this.listeners.delete(listener);
   }
 
-  /** Each line's state and counters, for /metrics (counters restart when a line moves to another device). */
+  /**
+   * Each line's state and counters, for /metrics, as the lines' process last sent them (at most
+   * LINE_STATS_MS old; they restart when a line moves to another device).
+   */
   figures(): LineFigures[] {
     const out: LineFigures[] = [];
     for (const line of this.lines.values()) {
-      const s = line.link.stats();
-      const d = s.dropped;
-      out.push({
-        level_id: line.levelId, up: line.status.up, frames_in: s.framesIn, frames_out: s.framesOut, crc_errors: d.crc,
-        protocol_errors: d.oversize + d.framing + d.short + d.version + d.length + d.type + d.payload + d.address + d.unexpected,
-        // The first open is not a reconnection.
-        reconnects: Math.max(0, line.transport.stats.opens - 1),
-      });
+      const figures: LineFigures = { level_id: line.levelId, up: line.status.up, frames_in: 0, frames_out: 0, crc_errors: 0, protocol_errors: 0, reconnects: 0 };
+      const s = line.link;
+      if (s) {
+        const d = s.dropped;
+        figures.frames_in = s.framesIn;
+        figures.frames_out = s.framesOut;
+        figures.crc_errors = d.crc;
+        figures.protocol_errors = d.oversize + d.framing + d.short + d.version + d.length + d.type + d.payload + d.address + d.unexpected;
+      }
+      // The first open is not a reconnection.
+      if (line.transport) figures.reconnects = Math.max(0, line.transport.opens - 1);
+      out.push(figures);
     }
     return out;
+  }
+
+  /** The id of the process the lines run in now (it changes when one ends and is replaced). */
+  processId(): number | undefined {
+    return this.linesProcess.pid;
   }
 
   /** Link counters per level, for diagnostics. */
   stats(): Record<number, unknown> {
     const out: Record<number, unknown> = {};
-    for (const [id, line] of this.lines) out[id] = { path: line.path, status: line.status, link: line.link.stats(), transport: line.transport.stats };
+    for (const [id, line] of this.lines) out[id] = { path: line.path, status: line.status, link: line.link ?? null, transport: line.transport ?? null };
     return out;
   }
 
-  /** Closes every line. */
+  /** Closes every line and ends the lines' process. */
   async close(): Promise<void> {
-    for (const line of this.lines.values()) {
-      clearTimeout(line.grace);
-      line.link.close();
-      await line.transport.close();
-    }
+    const lines = [...this.lines.values()];
     this.lines.clear();
-    for (const resolve of this.waiting.values()) resolve({ delivered: false, reason: 'the controller is stopping' });
-    this.waiting.clear();
+    for (const line of lines) {
+      clearTimeout(line.grace);
+      this.byId.delete(line.id);
+      this.settleAll(line, 'the controller is stopping');
+    }
+    await this.linesProcess.stop();
+  }
+
+  /** Lets go of a line's device on the lines' process; resolves once it is closed there. */
+  private async closeLine(line: LevelLine): Promise<void> {
+    this.lines.delete(line.levelId);
+    clearTimeout(line.grace);
+    const closed = new Promise<void>((resolve) => {
+      line.closed = resolve;
+    });
+    this.linesProcess.post({ type: 'close', line: line.id });
+    await closed;
+    this.byId.delete(line.id);
+  }
+
+  /** A line is gone: its commands are not delivered and its bots are offline. */
+  private letGo(line: LevelLine, reason: string): void {
+    this.settleAll(line, `offline: ${reason}`);
+    for (const bot of this.bots.values()) {
+      if (bot.level_id !== line.levelId || !bot.online) continue;
+      bot.online = false;
+      this.tell({ kind: 'offline', bot, reason });
+    }
+  }
+
+  private settleAll(line: LevelLine, reason: string): void {
+    for (const resolve of line.waiting.values()) resolve({ delivered: false, reason });
+    line.waiting.clear();
+  }
+
+  /** A new lines' process runs with no line open: every line is opened on it again, as after a lost device. */
+  private reopenAll(): void {
+    for (const line of [...this.byId.values()]) {
+      this.byId.delete(line.id);
+      line.closed?.(); // a close under way: the ended process let go of its device
+      if (this.lines.get(line.levelId) !== line) continue;
+      this.lines.delete(line.levelId);
+      clearTimeout(line.grace);
+      this.letGo(line, "the radio lines' process ended");
+      this.open(line.levelId, line.path, line.health);
+    }
+  }
+
+  /** What the lines' process says of a line. */
+  private heard(m: FromLines): void {
+    if (m.type === 'stopped') return;
+    const line = this.byId.get(m.line);
+    if (!line) return;
+    switch (m.type) {
+      case 'state':
+        this.deviceState(line, m.state, m.error);
+        break;
+      case 'events':
+        this.onEvents(line, m.batch);
+        break;
+      case 'refused':
+        this.settle(line, m.token, { delivered: false, reason: m.reason });
+        break;
+      case 'log':
+        line.log[m.level](m.fields, m.msg);
+        break;
+      case 'stats':
+        line.link = m.link;
+        line.transport = m.transport;
+        break;
+      case 'closed':
+        line.closed?.();
+        break;
+    }
+  }
+
+  private deviceState(line: LevelLine, state: TransportState, error: string | null): void {
+    line.device = { state, error };
+    clearTimeout(line.grace);
+    line.grace = undefined;
+    line.graceOver = false;
+    if (state === 'open') {
+      line.grace = setTimeout(() => {
+        line.grace = undefined;
+        line.graceOver = true;
+        this.updateStatus(line);
+      }, NODE_ANSWER_GRACE_MS);
+      line.grace.unref();
+    }
+    this.updateStatus(line);
   }
 
   private tell(event: BotEvent): void {
@@ -255,7 +331,7 @@ export class SiteLines {
   }
 
   private onEvents(line: LevelLine, batch: LinkEvent[]): void {
-    if (this.lines.get(line.levelId) !== line) return; // a line replaced by repoint
+    if (this.lines.get(line.levelId) !== line) return; // a line being replaced by repoint
     const levelId = line.levelId;
     for (const event of batch) {
       switch (event.kind) {
@@ -292,20 +368,20 @@ export class SiteLines {
           break;
         }
         case 'acked':
-          this.settle(`${levelId}:${line.path}:${event.id}`, {
+          this.settle(line, event.id, {
             delivered: true, result: event.result, detail: event.detail, ...(event.message ? { data: [...event.message.data] } : {}),
           });
           break;
         case 'failed':
-          this.settle(`${levelId}:${line.path}:${event.id}`, { delivered: false, reason: event.reason });
+          this.settle(line, event.id, { delivered: false, reason: event.reason });
           break;
       }
     }
   }
 
-  private settle(key: string, outcome: CommandOutcome): void {
-    this.waiting.get(key)?.(outcome);
-    this.waiting.delete(key);
+  private settle(line: LevelLine, token: number, outcome: CommandOutcome): void {
+    line.waiting.get(token)?.(outcome);
+    line.waiting.delete(token);
   }
 }
 

@@ -5,7 +5,7 @@
  * and stops it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { entryCommand } from '../entry-points.js';
 import type { Heading } from '../link/protocol/messages.js';
 import type { LevelSnapshot } from './gateway.js';
 import { optionsArg, type SimRequest, type ToChild, type ToParent } from './ipc.js';
@@ -63,9 +63,7 @@ type Answer = Extract<ToParent, { type: 'reply'; ok: true }>;
 
 /** The entry point and the Node flags to run it, next to this file in src/ or dist/. */
 export function simulatorCommand(): string[] {
-  const self = fileURLToPath(import.meta.url);
-  if (self.endsWith('.ts')) return ['--import', 'tsx', fileURLToPath(new URL('./main.ts', import.meta.url))];
-  return ['--enable-source-maps', fileURLToPath(new URL('./main.js', import.meta.url))];
+  return entryCommand('./main', import.meta.url);
 }
 
 /** Starts the simulator and resolves once it has opened its ptys. */

@@ -27,10 +27,14 @@ const get = async (a: AdminApp, p: string) => (await a.admin.request(p)).json;
 const bots = async (a: AdminApp) => (await get(a, '/api/v2/bots')) as Bot[];
 const lineEvents = async (a: AdminApp, hex: string) =>
   ((await get(a, '/api/v2/events?level_id__eq=1&size=200&sort_by=+created_at')).items as Event[]).filter((e) => e.hex_value === hex);
-/** Level 1's line as status.json (what `warehouse-controller status` shows) has it. */
-const statusLine = (a: AdminApp) => {
+/**
+ * Level 1's line as status.json (what `warehouse-controller status` shows) has it, once the
+ * file was written after `since` (epoch ms): the one written at start may still be there.
+ */
+const statusLine = (a: AdminApp, since: number) => {
   try {
-    return (JSON.parse(readFileSync(path.join(a.stateDir, 'status.json'), 'utf8')) as { lines: { level_id: number; up: boolean; reason: string | null }[] }).lines.find((l) => l.level_id === 1);
+    const status = JSON.parse(readFileSync(path.join(a.stateDir, 'status.json'), 'utf8')) as { written_at: string; lines: { level_id: number; up: boolean; reason: string | null }[] };
+    return Date.parse(status.written_at) > since ? status.lines.find((l) => l.level_id === 1) : undefined;
   } catch {
     return undefined; // being written
   }
@@ -83,6 +87,7 @@ t.test('a gateway on a by-id symlink: cut and restored, then silenced and heard 
 
   // The cable is pulled: the pty closes and udev removes the by-id link.
   unlinkSync(device);
+  const cutAt = Date.now();
   const newPath = await sim.unplug(1, 200);
   await until('every bot of the level says its line is down', async () => (await bots(a)).every((b) => !b.line_up), 60_000);
   const failures = () => (a.app.lines!.stats()[1] as { transport: { failures: number } }).transport.failures;
@@ -97,7 +102,10 @@ t.test('a gateway on a by-id symlink: cut and restored, then silenced and heard 
     return e.length >= 3 ? e : undefined;
   }, 60_000);
   t.equal(lost.length, 3, 'each bot\'s 0x7002 says its line is down');
-  const shown = await until('status.json to show the line down', async () => (statusLine(a)?.up === false ? statusLine(a) : undefined), 30_000);
+  const shown = await until('status.json to show the line down', async () => {
+    const line = statusLine(a, cutAt);
+    return line?.up === false ? line : undefined;
+  }, 30_000);
   t.match(shown, { up: false, reason: /device unavailable/ }, 'status.json has the line down, and why');
 
   const fetch1 = await fetchWaiting(t, a, 'C4');

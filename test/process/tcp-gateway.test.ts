@@ -1,12 +1,12 @@
 // A level's radio gateway behind a device server, as a pair of boxes meets it: the simulator
 // runs alone and serves the level of a layout file over TCP (tcp://127.0.0.1:<port>), a daemon
 // given the same layout file connects to it, its bots come up and a fetch runs to its end; the
-// daemon is then killed with SIGKILL and a second one on the same state directory (a standby
-// taking over) connects to the same simulator and finds the same bots, where the first left
-// them, and runs a fetch of its own.
+// daemon is then killed with SIGKILL (its radio lines' process ends with it) and a second one
+// on the same state directory (a standby taking over) connects to the same simulator and finds
+// the same bots, where the first left them, and runs a fetch of its own.
 import t, { type Test } from 'tap';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { entryArgs } from '../helpers/entry.js';
@@ -28,6 +28,23 @@ interface Bot { id: number; online: boolean; x: number; y: number; heading: stri
 const get = async (c: Client, p: string) => (await c.request(p)).json;
 const bots = async (c: Client): Promise<Bot[]> => ((await get(c, '/api/v2/bots')) as Bot[]).sort((a, b) => a.id - b.id);
 const where = (list: Bot[]) => list.map((b) => `${b.id}@${b.x},${b.y},${b.heading}`).join(' ');
+
+/** The pid of a daemon's radio lines' process (its child running lines/process/main). */
+function linesProcessOf(daemon: number): number {
+  const children = readFileSync(`/proc/${daemon}/task/${daemon}/children`, 'utf8').trim().split(' ').map(Number);
+  const pid = children.find((c) => readFileSync(`/proc/${c}/cmdline`, 'utf8').includes('lines/process/main'));
+  if (pid === undefined) throw new Error(`daemon ${daemon} has no lines process among its children ${children.join(' ')}`);
+  return pid;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** Confirms every job of the request that waits for a person at the balcony, until the request ends. */
 async function work(c: Client, requestId: string): Promise<{ status: string }> {
@@ -98,8 +115,11 @@ t.test('a takeover finds the bots the simulator kept on its TCP line', async (t)
   const left = await standing(first.c);
   t.comment(`the first daemon left the bots at ${where(left)}`);
 
+  const linesPid = linesProcessOf(first.d.child.pid!);
   first.d.child.kill('SIGKILL');
   await exited(first.d.child);
+  // Its lines' process sees the IPC channel close and ends: nothing is left holding the line.
+  await until('the killed daemon\'s lines process to end', async () => !alive(linesPid), 10_000);
 
   const second = await startWithClient(t, stateDir, env);
   const found = await until('three bots online on the second daemon', async () => {

@@ -4,7 +4,7 @@
  * needs: every commit of either thread (the commit bridge, on a port of its own), settings,
  * bot and line news from the radio lines, and the commands the worker sends to bots.
  */
-import { MessageChannel, Worker } from 'node:worker_threads';
+import { MessageChannel, type Worker } from 'node:worker_threads';
 import type { Config } from '../../config/config.js';
 import type { Site } from '../../domain/site/load.js';
 import { EVENT } from '../../domain/events/catalogue.js';
@@ -13,6 +13,7 @@ import type { BrainControl, StorageStatus } from '../../domain/system/control.js
 import { shareCommits, shareGate, type SharedGate, type SharedStore } from '../../domain/system/shared-store.js';
 import type { Logger } from '../../log/logger.js';
 import type { SiteLines } from '../../lines/site-lines.js';
+import { startThread } from '../../entry-points.js';
 import type { BrainFigures, BrainInit, BrainSettings, FromBrain, ToBrain } from '../messages.js';
 
 export interface BrainHostDeps {
@@ -29,16 +30,10 @@ export interface BrainHostDeps {
   stopTimeoutMs?: number;
 }
 
-/**
- * The worker runs dist/brain/worker.js; from sources (tests, benchmarks) it runs worker.ts
- * through tsx, whose loader a worker does not always inherit from `--import tsx`.
- */
+/** The brain's thread, handed what it starts from and the ports it is bridged by. */
 function spawnWorker(init: BrainInit): Worker {
   const transferList = init.replication ? [init.commits, init.replication] : [init.commits];
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('../worker/main.js', import.meta.url), { workerData: init, transferList });
-  const entry = new URL('../worker/main.ts', import.meta.url).href;
-  const boot = `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); })`;
-  return new Worker(boot, { eval: true, workerData: init, transferList });
+  return startThread('../worker/main', import.meta.url, { workerData: init, transferList });
 }
 
 /**
