@@ -78,6 +78,7 @@ t.test('the tarball holds a complete manifest, the run-time files and production
     'dist/main.js',
     'dist/sim/main.js',
     'dist/brain/worker/main.js',
+    'dist/lines/process/main.js',
     'dist/console/index.html',
     'native/build/Release/warehouse_native.node',
     'firmware-protocol/messages.json',
