@@ -43,7 +43,8 @@ t.test('bots low on battery charge in turn: one with battery enough leaves the c
   const second = await until('the next bot charging', async () => (await bots()).find((b) => b.is_charging && b.id !== first.id), 120_000);
   t.same([second.x, second.y], CHARGER, 'at the charger');
   const left = (await bots()).find((b) => b.id === first.id)!;
-  t.ok(left.battery_level >= 40, `the first left with battery enough: ${left.battery_level} %`);
+  // 40 % when it left, less what its move aside drained since (0.2 % a second at 4×).
+  t.ok(left.battery_level >= 39.5, `the first left with battery enough: ${left.battery_level} %`);
   t.notOk(left.is_charging, 'and no longer charges');
   t.not(`${left.x},${left.y}`, CHARGER.join(','), 'pushed aside');
   const third = await until('the last low bot charging', async () => (await bots()).find((b) => b.is_charging && b.id !== first.id && b.id !== second.id), 120_000);

@@ -1,6 +1,6 @@
 // Which bots the brain sends to charge, and which may leave a charger (src/brain/worker/policy/charging.ts).
 import t from 'tap';
-import { botsToCharge, mayLeaveCharger, TOP_UP_BELOW } from '../../../src/brain/worker/policy/charging.js';
+import { botsToCharge, chargedForWork, mayLeaveCharger, TOP_UP_BELOW } from '../../../src/brain/worker/policy/charging.js';
 import type { MotionBot } from '../../../src/brain/worker/motion/motion.js';
 import type { JobRecord, RequestRecord } from '../../../src/domain/requests/records.js';
 
@@ -40,8 +40,23 @@ t.test('a bot whose charging request was refused is held: not asked again, its c
   t.same(chosen(chargers, bots, [], [], 20, new Set()), [[1, 'low'], [2, 'top_up']], 'none held');
 });
 
-t.test('a charging bot may leave its charger 20 points above the threshold', async (t) => {
+t.test('a charging bot gives its charger up to a low bot 20 points above the threshold', async (t) => {
   t.notOk(mayLeaveCharger(bot(1, 39, { charging: true }), 20));
   t.ok(mayLeaveCharger(bot(1, 40, { charging: true }), 20));
   t.notOk(mayLeaveCharger(bot(1, 49, { charging: true }), 30), 'follows the setting');
+});
+
+t.test('a charging bot is taken for work only once charged up to the top-up level', async (t) => {
+  // [battery, threshold, charged enough for work]
+  const rows: [number, number, boolean][] = [
+    [40, 20, false], // enough to give the charger up, not enough for the trip to have been worth it
+    [79, 20, false],
+    [80, 20, true],
+    [95, 20, true],
+    [89, 70, false], // a threshold above the top-up level keeps its margin
+    [90, 70, true],
+  ];
+  for (const [battery, threshold, enough] of rows) {
+    t.equal(chargedForWork(bot(1, battery, { charging: true }), threshold), enough, `${battery} % with the threshold at ${threshold}: ${enough ? 'taken' : 'kept charging'}`);
+  }
 });

@@ -198,9 +198,18 @@ t.test('decide: who starts, where to and with which bot, or why not', async (t) 
       world: () => ({
         jobs: [job('CHARGING', { id: 'ch', bot_id: 3, status: 'ACCEPTED' }, 'r9'), job('RETRIEVING', { id: 'ret', carrier_id: 'C6' })],
         carriers: { C6: { x: 6, y: 2 } },
-        bots: [bot(1, 6, 1, { battery: 15 }), bot(2, 5, 1, { stuck: true, idle: false }), bot(3, 4, 1), bot(4, 7, 2, { charging: true, battery: 70 })],
+        bots: [bot(1, 6, 1, { battery: 15 }), bot(2, 5, 1, { stuck: true, idle: false }), bot(3, 4, 1), bot(4, 7, 2, { charging: true, battery: 85 })],
       }),
       want: ['start ret bot 4 6,0', 'wait ch bot'],
+    },
+    {
+      name: 'a charging bot that could give its charger up but has not charged up to the top-up level is not taken for work',
+      world: () => ({
+        jobs: [job('RETRIEVING', { id: 'ret', carrier_id: 'C6' })],
+        carriers: { C6: { x: 6, y: 2 } },
+        bots: [bot(1, 6, 1, { battery: 15 }), bot(4, 7, 2, { charging: true, battery: 70 })],
+      }),
+      want: ['wait ret bot'],
     },
     {
       name: 'a carrier on a bot goes on with that bot, and waits while it is lost on the line',

@@ -168,6 +168,7 @@ export class PlannedMotion implements LevelMotion {
       };
       if (!charging || goal.then === 'charge' || goal.then === 'uncharge') return set();
       // Taken off its charger for work: a charging bot refuses motion until its charge ends.
+      this.o.logger.info({ level_id: this.levelId, bot_id: botId, battery: r.telemetry?.battery_level }, 'taken off its charger for work');
       void this.uncharge(r).then((failed) => {
         if (r.goal?.resolve !== resolve) return;
         if (failed) this.finish(botId, { ok: false, ...failed });

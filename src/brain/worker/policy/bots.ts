@@ -3,7 +3,7 @@ import { CARRIER_JOBS, type JobRecord, type JobWait } from '../../../domain/requ
 import { CARRIER_PLACES, type Cell } from '../../../domain/site/load.js';
 import type { LevelSnapshot } from '../level/snapshot.js';
 import type { MotionBot } from '../motion/motion.js';
-import { mayLeaveCharger } from './charging.js';
+import { chargedForWork } from './charging.js';
 import { dist } from './places.js';
 
 export type BotChoice = { bot: MotionBot } | { wait: JobWait };
@@ -31,7 +31,7 @@ export function heldOnItsCell(s: LevelSnapshot, carrier: Cell): boolean {
 
 /**
  * The bot a job runs on: its own for bot jobs, else the nearest idle one with battery to
- * spare; failing that, the charging one with the most battery that may leave its charger.
+ * spare; failing that, the charging one with the most battery that has charged enough for work.
  */
 export function botFor(s: LevelSnapshot, job: JobRecord, carrier: Cell | null, taken: ReadonlySet<number>, reserved: ReadonlySet<number>): BotChoice {
   const bots = s.bots ?? [];
@@ -48,7 +48,7 @@ export function botFor(s: LevelSnapshot, job: JobRecord, carrier: Cell | null, t
   let best: MotionBot | undefined;
   for (const b of bots) {
     if (!b.online || !b.idle || b.faulted || b.lifted || taken.has(b.id) || reserved.has(b.id)) continue;
-    if (b.charging ? !mayLeaveCharger(b, s.chargeBelow) : b.battery < s.chargeBelow) continue;
+    if (b.charging ? !chargedForWork(b, s.chargeBelow) : b.battery < s.chargeBelow) continue;
     const better = !best || (b.charging === best.charging
       ? (b.charging ? b.battery > best.battery : dist(b, from) < dist(best, from))
       : !b.charging);

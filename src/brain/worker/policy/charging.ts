@@ -2,9 +2,9 @@
  * When bots charge (docs/requests.md, automatic charging). Bots that only charged once under
  * `brain.chargeBelowPercent` drained alike and reached it together: half an hour into a busy
  * hour they queued for the level's chargers, a full charge each, while work waited for bots
- * (docs/benchmarks-site.md, "the simulated hour"). So an idle bot tops up whenever a charger stands free,
- * and a charging bot with enough battery goes back to work when work waits for a bot or a
- * bot under the threshold needs its charger.
+ * (docs/benchmarks-site.md, "the simulated hour"). So an idle bot tops up whenever a charger
+ * stands free, and a charging bot goes back to work once it has charged enough for the trip
+ * to have been worth it, or gives its charger up earlier to a bot under the threshold.
  */
 import type { JobRecord, RequestRecord } from '../../../domain/requests/records.js';
 import type { Cell } from '../../../domain/site/load.js';
@@ -12,12 +12,22 @@ import type { MotionBot } from '../motion/motion.js';
 
 /** An idle bot under this battery percent tops up while a charger of its level is free. */
 export const TOP_UP_BELOW = 80;
-/** Percent points above `brain.chargeBelowPercent` from which a charging bot may be taken off its charger. */
+/** Percent points above `brain.chargeBelowPercent` from which a charging bot gives its charger up to a bot under the threshold. */
 const TAKE_BACK_MARGIN = 20;
 
-/** Whether a charging bot has battery enough to leave its charger for work, or for a bot that needs the charger more. */
+/** Whether a charging bot has battery enough to give its charger up to a bot under the threshold. */
 export function mayLeaveCharger(bot: MotionBot, chargeBelow: number): boolean {
   return bot.battery >= chargeBelow + TAKE_BACK_MARGIN;
+}
+
+/**
+ * Whether a charging bot has charged enough to be taken for work: up to the top-up level.
+ * Taken back as soon as it could give its charger up, a bot recharged a fifth of its battery
+ * for a trip to the charger and back, and a busy fleet drained faster than its chargers
+ * refilled it (docs/benchmarks-site.md, round 14).
+ */
+export function chargedForWork(bot: MotionBot, chargeBelow: number): boolean {
+  return bot.battery >= Math.max(TOP_UP_BELOW, chargeBelow + TAKE_BACK_MARGIN);
 }
 
 /** The bot charging on a cell, if any. */
