@@ -17,6 +17,8 @@ const MAX_RESTART_MS = 30_000;
 
 export class LinesProcess {
   private child: ChildProcess;
+  /** Messages for a process that has not said `ready` yet: one sent before it listens would be lost. */
+  private pending: ToLines[] | undefined = [];
   private stopping = false;
   private startedAt = 0;
   private restartMs = 0;
@@ -34,7 +36,8 @@ export class LinesProcess {
 
   /** Sends to the current process (dropped while a replacement is awaited: its lines are reopened then). */
   post(message: ToLines): void {
-    if (this.child.connected) this.child.send(message);
+    if (this.pending) this.pending.push(message);
+    else if (this.child.connected) this.child.send(message);
   }
 
   /** Asks the process to close every line and end; kills it after STOP_TIMEOUT_MS. */
@@ -64,8 +67,13 @@ export class LinesProcess {
       serialization: 'advanced',
     });
     this.startedAt = performance.now();
+    this.pending = [];
     child.on('message', (message: FromLines) => {
-      if (child === this.child) this.hear(message);
+      if (child !== this.child) return;
+      if (message.type !== 'ready') return this.hear(message);
+      const pending = this.pending ?? [];
+      this.pending = undefined;
+      for (const m of pending) this.post(m);
     });
     child.on('error', (err) => this.log.error({ err }, "the radio lines' process failed"));
     child.on('exit', (code, signal) => {

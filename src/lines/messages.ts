@@ -16,6 +16,8 @@ export type ToLines =
   | { type: 'stop' };
 
 export type FromLines =
+  /** The process listens: what was sent before is sent now. */
+  | { type: 'ready' }
   /** `error`: what the device's last failure means, in a technician's words (describeDeviceError). */
   | { type: 'state'; line: number; state: TransportState; error: string | null }
   /** The link's events in order; an acked or failed event's `id` is the token of its send. */

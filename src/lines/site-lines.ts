@@ -261,7 +261,7 @@ export class SiteLines {
 
   /** What the lines' process says of a line. */
   private heard(m: FromLines): void {
-    if (m.type === 'stopped') return;
+    if (m.type === 'stopped' || m.type === 'ready') return;
     const line = this.byId.get(m.line);
     if (!line) return;
     switch (m.type) {

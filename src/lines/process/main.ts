@@ -112,6 +112,8 @@ process.on('message', (message: ToLines) => {
   }
 });
 
+post({ type: 'ready' });
+
 // The daemon gone (even killed outright): its lines are let go, so that the next daemon can
 // open the devices at once.
 process.on('disconnect', () => process.exit(0));
