@@ -7,7 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { entryCommand } from '../entry-points.js';
 import type { Logger } from '../log/logger.js';
-import type { FromLines, ToLines } from './messages.js';
+import type { FromLine, FromLines, ToLines } from './messages.js';
 
 /** How long the process may take to close its lines before it is killed. */
 const STOP_TIMEOUT_MS = 3000;
@@ -18,14 +18,14 @@ const MAX_RESTART_MS = 30_000;
 export class LinesProcess {
   private child: ChildProcess;
   /** Messages for a process that has not said `ready` yet: one sent before it listens would be lost. */
-  private pending: ToLines[] | undefined = [];
+  private pending: ToLines[] | undefined;
   private stopping = false;
   private startedAt = 0;
   private restartMs = 0;
   private restartTimer: NodeJS.Timeout | undefined;
 
   /** `hear` gets every message of the current process; `restarted` is called once a replacement runs, with no line open in it. */
-  constructor(private readonly log: Logger, private readonly hear: (message: FromLines) => void, private readonly restarted: () => void) {
+  constructor(private readonly log: Logger, private readonly hear: (message: FromLine) => void, private readonly restarted: () => void) {
     this.child = this.spawn();
   }
 

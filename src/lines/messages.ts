@@ -12,7 +12,7 @@ export type ToLines =
   /** `token` names the command in the answer: the `id` of its acked or failed event, or a `refused`. */
   | { type: 'send'; line: number; token: number; node: number; command: Command }
   | { type: 'close'; line: number }
-  /** Closes every line; the process says `stopped`, then ends. */
+  /** Closes every line, then the process ends. */
   | { type: 'stop' };
 
 export type FromLines =
@@ -27,8 +27,10 @@ export type FromLines =
   | { type: 'log'; line: number; level: 'info' | 'warn'; fields: object; msg: string }
   /** The line's counters, sent every LINE_STATS_MS and when it closes. */
   | { type: 'stats'; line: number; link: LinkStats; transport: TransportStats }
-  | { type: 'closed'; line: number }
-  | { type: 'stopped' };
+  | { type: 'closed'; line: number };
+
+/** What the lines' process says of one of its lines. */
+export type FromLine = Exclude<FromLines, { type: 'ready' }>;
 
 /** How often the lines' process sends each line's counters. */
 export const LINE_STATS_MS = 1000;

@@ -16,7 +16,7 @@ import type { Site } from '../domain/site/load.js';
 import type { BotEvent, BotState, CommandOutcome, LineStatus } from './events.js';
 import { nextLineHealth, NODE_ANSWER_GRACE_MS, OPENING, type LineChange, type LineHealth } from './line-health.js';
 import { LinesProcess } from './lines-process.js';
-import type { FromLines } from './messages.js';
+import type { FromLine } from './messages.js';
 
 /** How long an LED sequence may take to be acknowledged before it counts as not published. */
 const LED_ACK_TIMEOUT_MS = 3000;
@@ -260,8 +260,7 @@ export class SiteLines {
   }
 
   /** What the lines' process says of a line. */
-  private heard(m: FromLines): void {
-    if (m.type === 'stopped' || m.type === 'ready') return;
+  private heard(m: FromLine): void {
     const line = this.byId.get(m.line);
     if (!line) return;
     switch (m.type) {

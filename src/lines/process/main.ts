@@ -105,7 +105,6 @@ process.on('message', (message: ToLines) => {
     case 'stop':
       clearInterval(statsTimer);
       void Promise.all([...lines.keys()].map(close)).then(() => {
-        post({ type: 'stopped' });
         process.disconnect();
       });
       break;
