@@ -5,6 +5,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import type { Worker } from 'node:worker_threads';
 import { ConfigError, loadConfig, type Config } from './config/config.js';
 import { setLevel, type Logger } from './log/logger.js';
 import { HttpServer } from './http/server.js';
@@ -112,6 +113,8 @@ export interface AppOptions {
   replication?: ActiveStart;
   /** Recent log lines for the diagnostics report. */
   logTail?: LogTail;
+  /** A brain thread already loaded (spareBrainThread) for the brain to start on. */
+  brainThread?: Worker;
 }
 
 /** Starts the whole daemon except process-level concerns. */
@@ -217,7 +220,7 @@ async function assemble(config: Config, logger: Logger, options: AppOptions, und
   undo.push(() => started?.close());
   const lines = started?.lines;
   const brain = new BrainHost({
-    config, site, store, logger, events, lines, replication,
+    config, site, store, logger, events, lines, replication, spare: options.brainThread,
     settings: () => ({ externalPicking: settings.value<boolean>('picking.external.enabled'), chargeBelow: settings.value<number>('brain.chargeBelowPercent'),
       faultClearSeconds: settings.value<number>('brain.faultClearSeconds'),
     }),

@@ -20,7 +20,19 @@ export interface BrainSettings {
   faultClearSeconds: number;
 }
 
-/** The worker's `workerData`. */
+/**
+ * The `workerData` of a thread started ahead of need (a pair's standby box keeps one): it loads
+ * its modules, then waits for a `begin` message with its BrainInit.
+ */
+export const SPARE_THREAD = 'spare';
+
+/** What starts a spare thread's brain; its ports travel in the message's transfer list. */
+export interface BeginBrain {
+  type: 'begin';
+  init: BrainInit;
+}
+
+/** The worker's `workerData`, unless it is SPARE_THREAD. */
 export interface BrainInit {
   config: Config;
   /** The site's geometry (levels, balconies) without its initial carriers and SKUs, which the store holds. */

@@ -2,10 +2,13 @@
  * The daemon as one box of a replicated pair (WAREHOUSE_REPLICATION_ENDPOINTS set): it holds
  * the state directory for as long as it runs, whatever its role, runs the pair member, starts
  * the whole app when the box becomes the active one, and keeps the status file written while
- * it is a standby (the app writes it while active).
+ * it is a standby (the app writes it while active). While standby it also keeps a brain thread
+ * loaded, so a takeover starts the brain without waiting for its modules.
  */
 import { mkdirSync } from 'node:fs';
+import type { Worker } from 'node:worker_threads';
 import { startApp, type App, type AppOptions } from '../app.js';
+import { spareBrainThread } from '../brain/host/host.js';
 import type { Config } from '../config/config.js';
 import { loadSecrets } from '../domain/auth/secrets.js';
 import { ensureCertificate } from '../http/tls.js';
@@ -32,16 +35,36 @@ export async function startPairDaemon(config: Config, logger: Logger, options: A
   const tls = await ensureCertificate(config.state_dir, config.tls_cert, config.tls_key);
   const secrets = loadSecrets(config.state_dir);
   let app: App | undefined;
+  let spare: Worker | undefined;
+  let closing = false;
+  const prepareSpare = () => {
+    if (spare || closing) return;
+    const thread = spareBrainThread();
+    spare = thread;
+    // Unref'd: a spare never keeps the process alive. One that fails is replaced at the takeover.
+    thread.unref();
+    thread.on('error', (err) => logger.warn({ err }, 'the standby\'s spare brain thread failed; a takeover starts a new one'));
+    thread.on('exit', () => {
+      if (spare === thread) spare = undefined;
+    });
+  };
   const pair = new PairMember({
     config, logger, endpoints: config.replication_endpoints!.split(','), peerToken: peerToken(secrets.tokenKey),
     tls: { certFile: tls.certFile, keyFile: tls.keyFile },
     startActive: async (start) => {
-      const started = await startApp(config, logger, { ...options, replication: start });
+      const brainThread = spare;
+      spare = undefined;
+      const started = await startApp(config, logger, { ...options, replication: start, brainThread }).catch(async (err: unknown) => {
+        await brainThread?.terminate();
+        prepareSpare();
+        throw err;
+      });
       app = started;
       return {
         close: async () => {
           app = undefined;
           await started.close();
+          prepareSpare();
         },
       };
     },
@@ -60,6 +83,7 @@ export async function startPairDaemon(config: Config, logger: Logger, options: A
     }
   };
   const statusTimer = setInterval(writeStandbyStatus, Math.min(STATUS_PERIOD_MS, 1000)).unref();
+  prepareSpare();
   pair.start();
   return {
     app: () => app,
@@ -68,8 +92,10 @@ export async function startPairDaemon(config: Config, logger: Logger, options: A
       await app?.reload();
     },
     close: async () => {
+      closing = true;
       clearInterval(statusTimer);
       await pair.close();
+      await spare?.terminate();
       removeStatusFile(config.state_dir);
       lock.release();
     },

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadConfig, type Config } from '../../src/config/config.js';
-import { startApp, type App } from '../../src/app.js';
+import { startApp, type App, type AppOptions } from '../../src/app.js';
 import { Client } from './client.js';
 import { memoryLogger } from './server.js';
 import { LogTail } from '../../src/log/tail.js';
@@ -18,13 +18,13 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-/** Starts an app; `env` adds WAREHOUSE_* settings. */
-export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+/** Starts an app; `env` adds WAREHOUSE_* settings, `options` the app's own. */
+export async function startTestApp(env: Record<string, string> = {}, options: AppOptions = {}): Promise<TestApp> {
   const stateDir = mkdtempSync(path.join(tmpdir(), 'wh-app-'));
   const config: Config = loadConfig({ WAREHOUSE_STATE_DIR: stateDir, WAREHOUSE_PORT: '0', WAREHOUSE_LOG_LEVEL: 'debug', WAREHOUSE_LINKS: 'off', ...env });
   const logTail = new LogTail();
   const { logger, lines } = memoryLogger('debug', logTail);
-  const app = await startApp(config, logger, { checkResponses: true, logTail });
+  const app = await startApp(config, logger, { checkResponses: true, logTail, ...options });
   const client = new Client(app.port, readFileSync(app.tls.certFile));
   return {
     app, client, lines, stateDir,

@@ -40,6 +40,15 @@ const LEASE_MS = 4000;
 /** Concurrent writers of the client. */
 const CLIENTS = 4;
 
+/** When a box that became active at `at` opened its store, started its brain and listened, in ms after `at`. */
+function takeoverSteps(box: PairBox, at: number): string {
+  const after = (msg: string) => {
+    const line = box.lines.find((l) => l.msg === msg && (l.seen as number) >= at);
+    return line ? `${msg} +${(line.seen as number) - at} ms` : `no "${msg}"`;
+  };
+  return ['store opened', 'brain started', 'HTTPS API listening'].map(after).join(', ');
+}
+
 const unavailable = netnsAvailable();
 t.test('a replicated pair survives the loss of its active box, a cut link and a lost witness', { skip: unavailable ? `network namespaces: ${unavailable}` : false }, async (t) => {
   const dir = mkdtempSync(path.join(tmpdir(), 'wh-pair-'));
@@ -139,7 +148,8 @@ t.test('a replicated pair survives the loss of its active box, a cut link and a 
       const tookOver = await heir.became('active', 30_000, killedAt);
       await until(`box ${heir.options.name} to serve the API`, async () => (await api(heir, '/api/v2/health').catch(() => undefined))?.status === 200, 30_000);
       const served = Date.now() - killedAt;
-      t.comment(`kill ${kill}: box ${heir.options.name} active ${tookOver - killedAt} ms after the kill, serving after ${served} ms`);
+      t.comment(`kill ${kill}: box ${heir.options.name} active ${tookOver - killedAt} ms after the kill, serving after ${served} ms; ${takeoverSteps(heir, tookOver)}`);
+      t.same(heir.logged('the brain thread ended unexpectedly'), [], `kill ${kill}: the brain started on its first thread`);
       t.ok(served < TAKEOVER_MS, `kill ${kill}: the other box serves within ${TAKEOVER_MS / 1000} s (${served} ms)`);
       active = heir;
       const back = start(victim.options.name as 'a' | 'b');
@@ -171,6 +181,8 @@ t.test('a replicated pair survives the loss of its active box, a cut link and a 
     await until(`box ${heir.options.name} to serve the API`, async () => (await api(heir, '/api/v2/health').catch(() => undefined))?.status === 200, 30_000);
     const served = Date.now() - cutAt;
     t.comment(`cut: the other box serves ${served} ms after the cut`);
+    t.comment(`cut: ${takeoverSteps(heir, tookOver)}`);
+    t.same(heir.logged('the brain thread ended unexpectedly'), [], 'the brain started on its first thread');
     t.ok(served < TAKEOVER_MS, `the other box serves within ${TAKEOVER_MS / 1000} s of the cut (${served} ms)`);
     active = heir;
     await acknowledged();

@@ -4,7 +4,7 @@
  * needs: every commit of either thread (the commit bridge, on a port of its own), settings,
  * bot and line news from the radio lines, and the commands the worker sends to bots.
  */
-import { MessageChannel, type Worker } from 'node:worker_threads';
+import { MessageChannel, type MessagePort, type Worker } from 'node:worker_threads';
 import type { Config } from '../../config/config.js';
 import type { Site } from '../../domain/site/load.js';
 import { EVENT } from '../../domain/events/catalogue.js';
@@ -14,7 +14,7 @@ import { shareCommits, shareGate, type SharedGate, type SharedStore } from '../.
 import type { Logger } from '../../log/logger.js';
 import type { SiteLines } from '../../lines/site-lines.js';
 import { startThread } from '../../entry-points.js';
-import type { BrainFigures, BrainInit, BrainSettings, FromBrain, ToBrain } from '../messages.js';
+import { SPARE_THREAD, type BeginBrain, type BrainFigures, type BrainInit, type BrainSettings, type FromBrain, type ToBrain } from '../messages.js';
 
 export interface BrainHostDeps {
   config: Config;
@@ -28,12 +28,26 @@ export interface BrainHostDeps {
   replication?: SharedGate;
   /** How long a graceful stop may take before the thread is terminated. */
   stopTimeoutMs?: number;
+  /** A spareBrainThread() for the first start; one that ended already is passed over. */
+  spare?: Worker;
 }
 
 /** The brain's thread, handed what it starts from and the ports it is bridged by. */
+function transferred(init: BrainInit): MessagePort[] {
+  return init.replication ? [init.commits, init.replication] : [init.commits];
+}
+
 function spawnWorker(init: BrainInit): Worker {
-  const transferList = init.replication ? [init.commits, init.replication] : [init.commits];
-  return startThread('../worker/main', import.meta.url, { workerData: init, transferList });
+  return startThread('../worker/main', import.meta.url, { workerData: init, transferList: transferred(init) });
+}
+
+/**
+ * A brain thread that loads its modules now and starts its brain when a BrainHost takes it
+ * (BrainHostDeps.spare): a standby box keeps one, so a takeover does not wait for the loading
+ * (about a second of CPU, on cores the takeover's other work needs too).
+ */
+export function spareBrainThread(): Worker {
+  return startThread('../worker/main', import.meta.url, { workerData: SPARE_THREAD });
 }
 
 /**
@@ -61,9 +75,13 @@ export class BrainHost implements BrainControl {
   /** The level the worker logs at: the configuration's until a reload changes it. */
   private logLevel: Config['log_level'];
 
+  /** The spare thread not yet taken. */
+  private spare: Worker | undefined;
+
   constructor(private readonly deps: BrainHostDeps) {
     this.log = deps.logger.child({ component: 'brain' });
     this.logLevel = deps.config.log_level;
+    this.spare = deps.spare;
   }
 
   /** A reload's new log level, for the running worker and those started later. */
@@ -88,7 +106,7 @@ export class BrainHost implements BrainControl {
       init.replication = gate.port2;
       this.unwire.push(shareGate(this.deps.replication, gate.port1));
     }
-    const worker = spawnWorker(init);
+    const worker = this.begin(init) ?? spawnWorker(init);
     this.worker = worker;
     const ready = new Promise<void>((resolve, reject) => {
       worker.on('message', (m: FromBrain) => {
@@ -106,6 +124,22 @@ export class BrainHost implements BrainControl {
     }
     this.startedAt = performance.now();
     await ready;
+  }
+
+  /** The spare thread, handed `init`, if there is one still running. */
+  private begin(init: BrainInit): Worker | undefined {
+    const spare = this.spare;
+    this.spare = undefined;
+    // A thread that ended has threadId -1, even before its 'exit' event.
+    if (!spare || spare.threadId === -1) return undefined;
+    spare.ref();
+    spare.postMessage({ type: 'begin', init } satisfies BeginBrain, transferred(init));
+    return spare;
+  }
+
+  /** The id of the thread the brain runs on (-1 once it ended), for tests. */
+  get threadId(): number | undefined {
+    return this.worker?.threadId;
   }
 
   /** Asks the brain to stop and waits for its thread to end (terminating it after the timeout). */

@@ -21,7 +21,7 @@ import { SystemFlags } from '../../domain/system/flags.js';
 import { onStateChange, openSharedStore, replicateThroughMainThread, shareCommits } from '../../domain/system/shared-store.js';
 import { createLogger, setLevel } from '../../log/logger.js';
 import { createLevelPlanner, type LevelPlannerStats } from '../../native/planner.js';
-import type { BrainInit, BrainSettings, FromBrain, ToBrain } from '../messages.js';
+import { SPARE_THREAD, type BeginBrain, type BrainInit, type BrainSettings, type FromBrain, type ToBrain } from '../messages.js';
 import { Brain } from './brain.js';
 import { levelGrid } from './motion/level-grid.js';
 import type { LevelMotion } from './motion/motion.js';
@@ -33,7 +33,12 @@ import { SLOW_COMMIT_MS } from '../../storage-watch.js';
 import { BRAIN_FIGURES_MS, brainFigures } from './figures.js';
 
 const port = parentPort!;
-const init = workerData as BrainInit;
+// A spare thread has loaded every module above by now: what it waited for was its state. Its
+// listener stays: with none on the parent port until the brain's own below, the thread could
+// end while it awaits an unref'd port (the replication gate's).
+const init = workerData === SPARE_THREAD
+  ? await new Promise<BrainInit>((resolve) => port.on('message', (m: BeginBrain | ToBrain) => m.type === 'begin' && resolve(m.init)))
+  : (workerData as BrainInit);
 const post = (message: FromBrain) => port.postMessage(message);
 
 const sink = new Writable({
