@@ -9,7 +9,7 @@
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { parentPort, workerData } from 'node:worker_threads';
-import { BOT_MOTION, liftSteps, PLAN_STEP_MS } from '../../domain/site/motion-figures.js';
+import { BOT_MOTION, liftSteps, moveMs, PLAN_STEP_MS } from '../../domain/site/motion-figures.js';
 import { Bots } from '../../domain/bots/bots.js';
 import { Events } from '../../domain/events/events.js';
 import { CarrierPlaces } from '../../domain/inventory/carrier-places.js';
@@ -91,7 +91,7 @@ if (init.links) {
     const occupied = (x: number, y: number) => standsOn(level.id, x, y);
     const planner = createLevelPlanner({ grid: levelGrid(level, occupied), durations: { forward: 1, turn: 1, lift, lower: lift }, seed: level.id });
     motion.set(level.id, new PlannedMotion({
-      level, planner, radio, logger: logger.child({ level_id: level.id }), stepMs, turnMs: Math.round(BOT_MOTION.turnMs / speed),
+      level, planner, radio, logger: logger.child({ level_id: level.id }), moveMs: moveMs(BOT_MOTION.cellMs / speed), turnMs: Math.round(BOT_MOTION.turnMs / speed),
       faultClearMs: () => settings.faultClearSeconds * 1000,
       botIds: () => bots.onLevel(level.id),
       occupied,

@@ -15,6 +15,20 @@ export const BOT_MOTION = {
 /** Length of one step of the brain's plans: a move of one cell or a quarter turn takes one step. */
 export const PLAN_STEP_MS = 400;
 
+/** How much longer than its top-speed time a bot is given for a move: room to speed up and brake. */
+const MOVE_MARGIN = 1.2;
+
+/**
+ * What a forward move of one cell is commanded to last: the bot's own pace with a margin, not
+ * the plan's step. A bot holds one planned action at a time and is given the next once its
+ * telemetry confirms the last, so a move costs its commanded time plus that round trip;
+ * commanded at a whole step, every step ran late by the round trip and the plans fell behind
+ * real time (docs/benchmarks-site.md).
+ */
+export function moveMs(cellMs: number = BOT_MOTION.cellMs): number {
+  return Math.round(cellMs * MOVE_MARGIN);
+}
+
 /** Plan steps a lift (or a lowering) takes: its time rounded up to whole steps, plus one to settle. */
 export function liftSteps(stepMs: number = PLAN_STEP_MS, liftMs: number = BOT_MOTION.liftMs): number {
   return Math.ceil(liftMs / stepMs) + 1;

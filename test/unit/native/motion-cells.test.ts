@@ -23,6 +23,10 @@ const W = level.width;
 /** Storage cells holding a carrier when the level starts: the e2e site's C1 (1,2). */
 const occupied = (x: number, y: number) => x === 1 && y === 2;
 
+/** What the motion is told a one-cell move and a quarter turn take: odd figures, told apart from any default. */
+const MOVE_MS = 37;
+const TURN_MS = 10;
+
 function world(t: { teardown(fn: () => unknown): void }, faultClearMs = 0, occupiedAt = occupied) {
   const planner = createLevelPlanner({ grid: levelGrid(level, occupiedAt), durations: { forward: 1, turn: 1, lift: 1, lower: 1 }, seed: 1 });
   const flags: [number, number][] = [];
@@ -45,7 +49,7 @@ function world(t: { teardown(fn: () => unknown): void }, faultClearMs = 0, occup
     },
   };
   const motion = new PlannedMotion({
-    level, planner: recording, radio, logger: createLogger('silent'), botIds: () => [1], occupied: occupiedAt, stepMs: 50, turnMs: 10, faultClearMs: () => faultClearMs,
+    level, planner: recording, radio, logger: createLogger('silent'), botIds: () => [1], occupied: occupiedAt, moveMs: MOVE_MS, turnMs: TURN_MS, faultClearMs: () => faultClearMs,
   });
   // The planner's thread and its deliveries hold no reference on the event loop: this does.
   const alive = setInterval(() => undefined, 1000);
@@ -110,6 +114,19 @@ t.test('a loaded bot sent to set its carrier down where a level refresh left a b
   t.equal(outcome, undefined, 'no "no path"');
   t.equal(w.flagOf(4, 2), 0, 'the cell was read from the store again');
   t.ok(w.sent.some((c) => c.type === 'SEGMENT'), 'the bot is on its way');
+});
+
+t.test('a move is commanded at the time the motion is given for one cell, plus the turns the bot owes', async (t) => {
+  // Commanded at a whole plan step instead, each move cost the step plus the round trip of its
+  // confirmation, and the plans fell behind real time.
+  const w = world(t);
+  w.telemetry(4, 1, 'UP');
+  await until('the bot to be placed', async () => w.motion.bots().length === 1, 5000);
+  void w.motion.go(1, { x: 4, y: 2, then: 'none' });
+  const segment = await until('a SEGMENT', async () => w.sent.find((c) => c.type === 'SEGMENT'), 5000);
+  const step = (segment as Extract<Command, { type: 'SEGMENT' }>).steps[0]!;
+  t.equal(step.action, 'MOVE_S', 'south, from (4,1) to (4,2)');
+  t.equal(step.duration_ms, MOVE_MS + TURN_MS, 'one cell, and the quarter turn from east');
 });
 
 t.test('a level refresh does not bar the cell of a bot holding its carrier up there', async (t) => {

@@ -43,8 +43,8 @@ export interface PlannedMotionOptions {
   botIds: () => number[];
   /** Whether a storage cell holds a carrier now (for the cell flags). */
   occupied: (x: number, y: number) => boolean;
-  /** Milliseconds of one planner step on the bots (a MOVE of one step takes this long). */
-  stepMs: number;
+  /** Milliseconds a MOVE of one cell is commanded to last (motion-figures moveMs). */
+  moveMs: number;
   /** Milliseconds a bot needs per quarter turn; a move in a new direction turns first. */
   turnMs: number;
   /** After an ERROR fault, try FAULT_CLEAR this long later (0: never; a technician clears it). */
@@ -420,7 +420,7 @@ export class PlannedMotion implements LevelMotion {
         const { x, y } = this.xy(a.from.cell);
         // The planner's turns were confirmed without moving (the protocol has no turn step): the
         // bot turns now, within this move, so the move gets the time of the turns it still owes.
-        const step = moveStep(a.from.cell, a.to.cell, this.o.level.width, a.durationSteps * this.o.stepMs);
+        const step = moveStep(a.from.cell, a.to.cell, this.o.level.width, a.durationSteps * this.o.moveMs);
         const physical = r.telemetry ? plannerHeading(r.telemetry.heading as Heading) : a.to.heading;
         const quarters = Math.min((a.to.heading - physical + 4) % 4, (physical - a.to.heading + 4) % 4);
         step.duration_ms += quarters * this.o.turnMs;
