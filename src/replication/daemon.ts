@@ -37,23 +37,27 @@ export async function startPairDaemon(config: Config, logger: Logger, options: A
   let app: App | undefined;
   let spare: Worker | undefined;
   let closing = false;
+  const failed = (err: Error) => logger.warn({ err }, 'the standby\'s spare brain thread failed; a takeover starts a new one');
+  const ended = () => (spare = undefined);
   const prepareSpare = () => {
     if (spare || closing) return;
-    const thread = spareBrainThread();
-    spare = thread;
+    spare = spareBrainThread();
     // Unref'd: a spare never keeps the process alive. One that fails is replaced at the takeover.
-    thread.unref();
-    thread.on('error', (err) => logger.warn({ err }, 'the standby\'s spare brain thread failed; a takeover starts a new one'));
-    thread.on('exit', () => {
-      if (spare === thread) spare = undefined;
-    });
+    spare.unref();
+    spare.on('error', failed).on('exit', ended);
+  };
+  /** The spare, no longer the standby's to watch: the app's brain handles its errors and its end. */
+  const takeSpare = () => {
+    const thread = spare;
+    spare = undefined;
+    thread?.off('error', failed).off('exit', ended);
+    return thread;
   };
   const pair = new PairMember({
     config, logger, endpoints: config.replication_endpoints!.split(','), peerToken: peerToken(secrets.tokenKey),
     tls: { certFile: tls.certFile, keyFile: tls.keyFile },
     startActive: async (start) => {
-      const brainThread = spare;
-      spare = undefined;
+      const brainThread = takeSpare();
       const started = await startApp(config, logger, { ...options, replication: start, brainThread }).catch(async (err: unknown) => {
         await brainThread?.terminate();
         prepareSpare();

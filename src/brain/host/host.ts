@@ -32,11 +32,12 @@ export interface BrainHostDeps {
   spare?: Worker;
 }
 
-/** The brain's thread, handed what it starts from and the ports it is bridged by. */
+/** The ports a BrainInit carries, which travel in the transfer list of whatever hands it over. */
 function transferred(init: BrainInit): MessagePort[] {
   return init.replication ? [init.commits, init.replication] : [init.commits];
 }
 
+/** The brain's thread, handed what it starts from and the ports it is bridged by. */
 function spawnWorker(init: BrainInit): Worker {
   return startThread('../worker/main', import.meta.url, { workerData: init, transferList: transferred(init) });
 }
