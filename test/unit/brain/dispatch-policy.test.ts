@@ -41,6 +41,8 @@ interface World {
   priority?: Record<string, number>;
   unreachable?: Record<string, string[]>;
   missing?: string[];
+  /** Jobs that ended (a retry's last try): found by id, not dispatched. */
+  ended?: JobRecord[];
 }
 
 function snapshot(w: World): LevelSnapshot {
@@ -52,7 +54,7 @@ function snapshot(w: World): LevelSnapshot {
     unplaced: w.unplaced ?? [],
     line: w.line ?? { up: true }, jobs, running: new Set(w.running ?? []),
     order: (id) => ({ priority: w.priority?.[id] ?? 10, counter: Number(id.replace(/\D/g, '')) || 0 }),
-    job: (id) => jobs.find((j) => j.id === id),
+    job: (id) => jobs.find((j) => j.id === id) ?? w.ended?.find((j) => j.id === id),
     carrierAt: (c) => Object.entries(carriers).find(([, at]) => at.x === c.x && at.y === c.y)?.[0],
     carrier: (id) => (carriers[id] ? { id, level_id: 1, ...carriers[id]! } : undefined),
     unreachable: (id) => new Set(w.unreachable?.[id] ?? []),
@@ -84,6 +86,19 @@ function shutIn(lifted: boolean): World {
     jobs: [job('STORING', { id: 'st', carrier_id: 'C1' })],
     carriers: { C1: { x: 1, y: 0 }, C2: { x: 1, y: 4 }, C3: { x: 2, y: 2 }, C4: { x: 3, y: 2 }, C5: { x: 4, y: 2 }, C6: { x: 5, y: 2 }, C7: { x: 6, y: 2 } },
     bots: [bot(1, 1, 0, { lifted: true })], unplaced: [{ x: 1, y: 4, lifted }],
+  };
+}
+
+/**
+ * A retry (ret2) of a job whose try failed with bot 1 holding C6 up: the store still books C6 at
+ * (6,3), behind C7 in lane 6, and bot 1, with no job, stands on the highway at (3,1).
+ */
+function heldByLastTry(type: JobType, holder: Partial<MotionBot>): World {
+  const carrying = { kind: 'carrier' as const, phase: 'carrying' as const, staged_at: null, in_front_of: null };
+  const last = job(type, { id: 'ret1', status: 'ABORTED', bot_id: 1, carrier_id: 'C6', progress: carrying, replaced_by: 'ret2' });
+  return {
+    jobs: [job(type, { id: 'ret2', carrier_id: 'C6', attempt: 2, recovers: 'ret1' })], ended: [last],
+    carriers: { C6: { x: 6, y: 3 }, C7: { x: 6, y: 2 } }, bots: [bot(1, 3, 1, holder), bot(2, 7, 1)],
   };
 }
 
@@ -215,6 +230,28 @@ t.test('decide: who starts, where to and with which bot, or why not', async (t) 
       name: 'a carrier on a bot goes on with that bot, and waits while it is lost on the line',
       world: () => ({ jobs: [job('STORING', { id: 'st', carrier_id: 'C1' })], carriers: { C1: { x: 3, y: 1 } }, bots: [bot(1, 3, 1, { lifted: true, online: false }), bot(2, 7, 1)] }),
       want: ['wait st line'],
+    },
+    {
+      // The store keeps the carrier where the failed try left it; the jobless bot holding it is
+      // pushed along by traffic, and a bot sent to that cell finds nothing to lift.
+      name: 'a retry whose last try ended with its bot holding the carrier goes on with that bot, wherever traffic took it',
+      world: () => heldByLastTry('RETRIEVING', { lifted: true }),
+      want: ['start ret2 bot 1 2,0'],
+    },
+    {
+      name: 'a stored carrier\'s retry too: the holding bot takes it to the space nearest it, not the nearest idle bot to where the store books it',
+      world: () => heldByLastTry('STORING', { lifted: true }),
+      want: ['start ret2 bot 1 3,4'],
+    },
+    {
+      name: 'that bot with its lift down holds it no more: the store\'s place counts, and the carrier in front is set aside',
+      world: () => heldByLastTry('RETRIEVING', { lifted: false }),
+      want: ['set_aside ret2 C7'],
+    },
+    {
+      name: 'that bot holding it but busy with other work: the retry waits for it',
+      world: () => ({ ...heldByLastTry('RETRIEVING', { lifted: true, idle: false }) }),
+      want: ['wait ret2 bot'],
     },
     {
       name: 'an idle bot in the way of a carrier it cannot take is moved aside (MOVING_BOT)',

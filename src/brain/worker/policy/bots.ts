@@ -60,14 +60,28 @@ export function botFor(s: LevelSnapshot, job: JobRecord, carrier: Cell | null, t
 }
 
 /**
- * The bot that holds a carrier on board: the one on the carrier's cell, else (a bot stopped may
- * be the next cell on from where its fault was reported) one beside it. Never a neighbour
- * while a carrier stands on it: bots holding carriers at two positions of a balcony stand side
- * by side, and a lifted bot on the cell of a carrier the store places there holds that one.
+ * The bot a retry's carrier is on: its last try's bot, when that try had lifted it and the bot's
+ * lift is still up. Only a job lowers a lift, and a bot holding one is given no other carrier,
+ * so the carrier is still on it; with no job, traffic may have pushed it anywhere, while the
+ * store books the carrier where the try ended until a reconcile reads the bot's tag.
  */
-export function carrierBot(s: LevelSnapshot, carrierId: string, at: Cell, taken: ReadonlySet<number>): BotChoice {
+export function heldByLastTry(s: LevelSnapshot, job: JobRecord): MotionBot | undefined {
+  const last = job.recovers === null ? undefined : s.job(job.recovers);
+  if (!last || last.bot_id === null || last.carrier_id !== job.carrier_id) return undefined;
+  if (last.progress.kind !== 'carrier' || last.progress.phase !== 'carrying') return undefined;
+  return s.bots?.find((b) => b.id === last.bot_id && b.lifted);
+}
+
+/**
+ * The bot that holds a carrier on board: `holder` when known (heldByLastTry), else the one on the
+ * carrier's cell, else (a bot stopped may be the next cell on from where its fault was reported)
+ * one beside it. Never a neighbour while a carrier stands on it: bots holding carriers at two
+ * positions of a balcony stand side by side, and a lifted bot on the cell of a carrier the store
+ * places there holds that one.
+ */
+export function carrierBot(s: LevelSnapshot, carrierId: string, at: Cell, taken: ReadonlySet<number>, holder?: MotionBot): BotChoice {
   const lifted = (s.bots ?? []).filter((m) => m.lifted);
-  const b = lifted.find((m) => m.x === at.x && m.y === at.y) ?? lifted.find((m) => dist(m, at) === 1 && s.carrierAt(m) === undefined);
+  const b = holder ?? lifted.find((m) => m.x === at.x && m.y === at.y) ?? lifted.find((m) => dist(m, at) === 1 && s.carrierAt(m) === undefined);
   if (!b) return { wait: { waiting_for: 'bot', reason: `carrier ${carrierId} is on a bot at ${at.x},${at.y} that does not report: set it down by hand, then onboard the carrier again` } };
   if (!b.online) return { wait: { waiting_for: 'line', reason: `carrier ${carrierId} is on bot ${b.id}, which does not answer on the radio line; it goes on once the bot is back` } };
   if (b.faulted) return { wait: { waiting_for: 'bot', reason: `carrier ${carrierId} is on bot ${b.id}, which has a fault; it goes on once the bot is cleared` } };

@@ -10,7 +10,7 @@ import { BOT_JOBS, CARRIER_JOBS, PERSON_JOBS, type JobRecord, type JobWait } fro
 import type { Cell } from '../../../domain/site/load.js';
 import { perSnapshot, type LevelSnapshot } from '../level/snapshot.js';
 import type { MotionBot } from '../motion/motion.js';
-import { botFor, carrierBot, heldOnItsCell, onBoard, reservedBots } from './bots.js';
+import { botFor, carrierBot, heldByLastTry, heldOnItsCell, onBoard, reservedBots } from './bots.js';
 import { QueueSeats, queuedFor } from './balcony-queue.js';
 import {
   balconyAt, carriersComingInFront, carriersInFront, dist, freeBuffer, freeCharger, freeFor, freePort, freeSpace, key, laneWork, started,
@@ -160,9 +160,13 @@ function startBotJob(s: LevelSnapshot, job: JobRecord, pass: Pass): Decision {
     if (own && own.online && !own.charging) return { kind: 'finish', job, note: `bot ${own.id} is not on a charger` };
   }
   let carrier: { id: string; at: Cell } | undefined;
+  let holder: MotionBot | undefined;
   if (job.carrier_id && CARRIER_JOBS.has(job.type)) {
-    const c = s.carrier(job.carrier_id);
-    if (!c) return wait({ waiting_for: 'parents', reason: `carrier ${job.carrier_id} is not placed yet` });
+    const booked = s.carrier(job.carrier_id);
+    if (!booked) return wait({ waiting_for: 'parents', reason: `carrier ${job.carrier_id} is not placed yet` });
+    // On a bot, the carrier is where the bot is, whatever cell the store still books.
+    holder = heldByLastTry(s, job);
+    const c = holder ? { ...booked, x: holder.x, y: holder.y } : booked;
     if (pass.claimedCarriers.has(c.id) || carrierInMotion(s, c.id, job.id)) return wait({ waiting_for: 'bot_motion', reason: `carrier ${c.id} is being moved by another job` });
     // Set aside from in front of another, it was taken to a balcony meanwhile (another request
     // wanted it): people work on it there; it is set aside once it is back in storage.
@@ -187,8 +191,8 @@ function startBotJob(s: LevelSnapshot, job: JobRecord, pass: Pass): Decision {
   const free = freeFor(s, job.id, pass.claimedCells);
   const target = targetOf(s, job, carrier, free, pass);
   if ('wait' in target) return wait(target.wait);
-  const held = carrier !== undefined && (onBoard(s, carrier.at) || heldOnItsCell(s, carrier.at));
-  const found = held ? carrierBot(s, carrier!.id, carrier!.at, pass.taken) : botFor(s, job, carrier?.at ?? null, pass.taken, pass.reserved);
+  const held = carrier !== undefined && (holder !== undefined || onBoard(s, carrier.at) || heldOnItsCell(s, carrier.at));
+  const found = held ? carrierBot(s, carrier!.id, carrier!.at, pass.taken, holder) : botFor(s, job, carrier?.at ?? null, pass.taken, pass.reserved);
   if ('wait' in found) return wait(found.wait);
   const bot = found.bot;
   // A bot stopped on the carrier's cell keeps any other out (the planner refuses a goal on a
