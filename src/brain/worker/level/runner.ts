@@ -18,6 +18,7 @@ import { chargingOn } from '../policy/charging.js';
 import { dispatchOrder, notFoundAt, type Decision } from '../policy/dispatch.js';
 import { freeFor, freePort, key, nextForPort, stagePlace, stagedAt, started } from '../policy/places.js';
 import { recover, type Failure } from '../policy/recovery.js';
+import { PortPoll } from './port-poll.js';
 import type { LevelSnapshot, RunnerState } from './snapshot.js';
 
 /** How often a bot holding a carrier for a full balcony looks for a free position. */
@@ -46,9 +47,11 @@ export class LevelRunner implements RunnerState {
   /** Buffers chosen for a bot to wait at whose choice is not written yet. */
   private readonly staging = new Set<string>();
   private readonly stopListening: () => void;
+  private readonly portPoll: PortPoll;
   private stopped = false;
 
   constructor(private readonly deps: RunnerDeps) {
+    this.portPoll = new PortPoll(() => deps.snapshot(), PORT_POLL_MS);
     this.stopListening = deps.motion.onBackOnLine((botId, standing) => {
       // Nobody awaits it: a failed write (storage full) is logged, not an unhandled rejection in the brain thread.
       this.backOnLine(botId, standing).catch((err: unknown) => deps.logger.error({ err, bot_id: botId }, 'could not follow a carrier set down off the radio line'));
@@ -248,8 +251,8 @@ export class LevelRunner implements RunnerState {
         const from = this.deps.carriers.of(current.carrier_id!)!;
         return requests.write(() => requests.updateJob(current, { target: { x: from.x, y: from.y } }));
       }
-      const s = this.deps.snapshot();
-      const bot = this.deps.motion.bots().find((b) => b.id === current.bot_id);
+      const s = this.portPoll.snapshot();
+      const bot = s.bots?.find((b) => b.id === current.bot_id);
       const port = freePort(s, current, freeFor(s, current.id), bot);
       if (port && nextForPort(s, port, (list) => dispatchOrder(s, list)) === current.id) {
         return requests.write(() => requests.updateJob(current, {
@@ -258,7 +261,7 @@ export class LevelRunner implements RunnerState {
         }));
       }
       if (!(await this.stage(current, s))) return undefined;
-      await new Promise((resolve) => setTimeout(resolve, PORT_POLL_MS));
+      await this.portPoll.next();
     }
   }
 
@@ -270,7 +273,7 @@ export class LevelRunner implements RunnerState {
    */
   private async stage(job: JobRecord, s: LevelSnapshot): Promise<boolean> {
     const staged = stagedAt(job);
-    const bot = this.deps.motion.bots().find((b) => b.id === job.bot_id);
+    const bot = s.bots?.find((b) => b.id === job.bot_id);
     if (!bot) return true;
     let at: Cell | undefined = staged;
     if (!at || (bot.x === at.x && bot.y === at.y)) {
