@@ -2,7 +2,7 @@
  * How the bots holding carriers for a full balcony look for a free position: together. One
  * timer wakes them all, and they read one snapshot in that turn of the event loop. A timer and
  * a snapshot each, every 50 ms, cost the brain thread a third of its time once a few hundred
- * bots waited at once (docs/benchmarks-site.md, round 16).
+ * bots waited at once (docs/benchmarks-site.md).
  *
  * A snapshot is shared for one turn only: the waiters of a turn decide as if at one moment,
  * and each position goes to the one job `nextForPort` names in it. A later turn reads afresh,
