@@ -308,12 +308,16 @@ t.test('a bot job that throws is a failed try, counted, not a job every pass dri
   t.equal(runner.running.size, 0, 'the next pass drives nothing');
 });
 
-t.test('two bots waiting for the same full balcony are not sent to the same buffer', async (t) => {
+/**
+ * Both positions of balcony 2 hold carriers and two FETCHes to it are started: each bot is sent
+ * to lift its carrier (the goals given, not ended), then waits with it for a position, at the
+ * one buffer beside the balcony (4,0) if it is free.
+ */
+async function twoForAFullBalcony(t: Test) {
   // Four bots: a level queues retrievals only while it keeps a bot per balcony besides.
   const hands = new HandMotion([idleBot(1, 4, 1), idleBot(2, 7, 1), idleBot(3, 0, 1), idleBot(4, 1, 1)]);
-  const { requests, inventory, runner, snapshot } = await level1(t, hands);
-  // Both positions of balcony 2 hold carriers: a retrieval's bot waits with its carrier, at
-  // the one buffer beside the balcony (4,0) if it is free.
+  const level = await level1(t, hands);
+  const { requests, inventory, runner, snapshot } = level;
   await requests.write(() => {
     inventory.placeCarrierInWrite('C1', 1, 6, 0);
     inventory.placeCarrierInWrite('C2', 1, 5, 0);
@@ -322,6 +326,11 @@ t.test('two bots waiting for the same full balcony are not sent to the same buff
   await requests.create({ type: 'FETCH', entities: [{ carrier_id: 'C4', balcony_ids: [2] }] });
   await runner.apply(decide(snapshot()));
   const lifts = [await hands.next(), await hands.next()];
+  return { ...level, hands, lifts };
+}
+
+t.test('two bots waiting for the same full balcony are not sent to the same buffer', async (t) => {
+  const { hands, lifts } = await twoForAFullBalcony(t);
   t.same(lifts.map((g) => g.goal.then), ['lift', 'lift'], 'both bots are sent to lift their carriers');
   // Both lift at once: their waits for a position run side by side, each choosing from
   // snapshots taken before the other's choice was written.
@@ -337,16 +346,7 @@ t.test('two bots waiting for the same full balcony are not sent to the same buff
 t.test('bots waiting for a full balcony read one snapshot a poll between them, not one each', async (t) => {
   // On a 400-bot site hundreds of bots wait for a position at once; a snapshot each, every
   // poll, was the brain thread's largest cost.
-  const hands = new HandMotion([idleBot(1, 4, 1), idleBot(2, 7, 1), idleBot(3, 0, 1), idleBot(4, 1, 1)]);
-  const { requests, inventory, runner, snapshot, taken } = await level1(t, hands);
-  await requests.write(() => {
-    inventory.placeCarrierInWrite('C1', 1, 6, 0);
-    inventory.placeCarrierInWrite('C2', 1, 5, 0);
-  });
-  await requests.create({ type: 'FETCH', entities: [{ carrier_id: 'C3', balcony_ids: [2] }] });
-  await requests.create({ type: 'FETCH', entities: [{ carrier_id: 'C4', balcony_ids: [2] }] });
-  await runner.apply(decide(snapshot()));
-  const lifts = [await hands.next(), await hands.next()];
+  const { hands, lifts, taken } = await twoForAFullBalcony(t);
   for (const g of lifts) g.end({ ok: true });
   (await hands.next()).end({ ok: true }); // one of them to the buffer beside the balcony
   await new Promise((resolve) => setTimeout(resolve, 300));
