@@ -93,7 +93,7 @@ function shutIn(lifted: boolean): World {
  * A retry (ret2) of a job whose try failed with bot 1 holding C6 up: the store still books C6 at
  * (6,3), behind C7 in lane 6, and bot 1, with no job, stands on the highway at (3,1).
  */
-function heldByLastTry(type: JobType, holder: Partial<MotionBot>): World {
+function retryOfHeldCarrier(type: JobType, holder: Partial<MotionBot>): World {
   const carrying = { kind: 'carrier' as const, phase: 'carrying' as const, staged_at: null, in_front_of: null };
   const last = job(type, { id: 'ret1', status: 'ABORTED', bot_id: 1, carrier_id: 'C6', progress: carrying, replaced_by: 'ret2' });
   return {
@@ -235,22 +235,22 @@ t.test('decide: who starts, where to and with which bot, or why not', async (t) 
       // The store keeps the carrier where the failed try left it; the jobless bot holding it is
       // pushed along by traffic, and a bot sent to that cell finds nothing to lift.
       name: 'a retry whose last try ended with its bot holding the carrier goes on with that bot, wherever traffic took it',
-      world: () => heldByLastTry('RETRIEVING', { lifted: true }),
+      world: () => retryOfHeldCarrier('RETRIEVING', { lifted: true }),
       want: ['start ret2 bot 1 2,0'],
     },
     {
       name: 'a stored carrier\'s retry too: the holding bot takes it to the space nearest it, not the nearest idle bot to where the store books it',
-      world: () => heldByLastTry('STORING', { lifted: true }),
+      world: () => retryOfHeldCarrier('STORING', { lifted: true }),
       want: ['start ret2 bot 1 3,4'],
     },
     {
       name: 'that bot with its lift down holds it no more: the store\'s place counts, and the carrier in front is set aside',
-      world: () => heldByLastTry('RETRIEVING', { lifted: false }),
+      world: () => retryOfHeldCarrier('RETRIEVING', { lifted: false }),
       want: ['set_aside ret2 C7'],
     },
     {
       name: 'that bot holding it but busy with other work: the retry waits for it',
-      world: () => ({ ...heldByLastTry('RETRIEVING', { lifted: true, idle: false }) }),
+      world: () => retryOfHeldCarrier('RETRIEVING', { lifted: true, idle: false }),
       want: ['wait ret2 bot'],
     },
     {

@@ -344,7 +344,7 @@ t.test('two bots waiting for the same full balcony are not sent to the same buff
 });
 
 t.test('bots waiting for a full balcony read one snapshot a poll between them, not one each', async (t) => {
-  // On a 400-bot site hundreds of bots wait for a position at once; a snapshot each, every
+  // On a large site hundreds of bots wait for a position at once; a snapshot each, every
   // poll, was the brain thread's largest cost.
   const { hands, lifts, taken } = await twoForAFullBalcony(t);
   for (const g of lifts) g.end({ ok: true });

@@ -80,11 +80,16 @@ export function heldByLastTry(s: LevelSnapshot, job: JobRecord): MotionBot | und
  * places there holds that one.
  */
 export function carrierBot(s: LevelSnapshot, carrierId: string, at: Cell, taken: ReadonlySet<number>, holder?: MotionBot): BotChoice {
-  const lifted = (s.bots ?? []).filter((m) => m.lifted);
-  const b = holder ?? lifted.find((m) => m.x === at.x && m.y === at.y) ?? lifted.find((m) => dist(m, at) === 1 && s.carrierAt(m) === undefined);
+  const b = holder ?? liftedAt(s, at);
   if (!b) return { wait: { waiting_for: 'bot', reason: `carrier ${carrierId} is on a bot at ${at.x},${at.y} that does not report: set it down by hand, then onboard the carrier again` } };
   if (!b.online) return { wait: { waiting_for: 'line', reason: `carrier ${carrierId} is on bot ${b.id}, which does not answer on the radio line; it goes on once the bot is back` } };
   if (b.faulted) return { wait: { waiting_for: 'bot', reason: `carrier ${carrierId} is on bot ${b.id}, which has a fault; it goes on once the bot is cleared` } };
   if (taken.has(b.id) || !b.idle) return { wait: { waiting_for: 'bot', reason: `carrier ${carrierId} is on bot ${b.id}, which is busy` } };
   return { bot: b };
+}
+
+/** A bot with its lift up on the cell, else beside it on a cell where no carrier stands. */
+function liftedAt(s: LevelSnapshot, at: Cell): MotionBot | undefined {
+  const lifted = (s.bots ?? []).filter((m) => m.lifted);
+  return lifted.find((m) => m.x === at.x && m.y === at.y) ?? lifted.find((m) => dist(m, at) === 1 && s.carrierAt(m) === undefined);
 }
