@@ -78,6 +78,7 @@ export interface BrainFigures {
   planners: PlannerFigures[];
 }
 
+/** The main thread's messages to the brain's thread travel in batches (src/outbox.ts), in order. */
 export type ToBrain =
   | { type: 'settings'; settings: BrainSettings }
   | { type: 'log-level'; level: Config['log_level'] }
@@ -86,6 +87,7 @@ export type ToBrain =
   | { type: 'call'; id: number; method: 'stop' | 'chargeAllCandidates'; args: unknown[] }
   | { type: 'sent'; id: number; outcome: CommandOutcome };
 
+/** The brain's thread's messages travel in batches too. */
 export type FromBrain =
   | { type: 'ready' }
   | { type: 'status'; status: StorageStatus }

@@ -7,6 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { entryCommand } from '../entry-points.js';
 import type { Logger } from '../log/logger.js';
+import { Outbox } from '../outbox.js';
 import type { FromLine, FromLines, ToLines } from './messages.js';
 
 /** How long the process may take to close its lines before it is killed. */
@@ -17,6 +18,8 @@ const MAX_RESTART_MS = 30_000;
 
 export class LinesProcess {
   private child: ChildProcess;
+  /** The current process's batches of messages. */
+  private outbox!: Outbox<ToLines>;
   /** Messages for a process that has not said `ready` yet: one sent before it listens would be lost. */
   private pending: ToLines[] | undefined;
   private stopping = false;
@@ -37,7 +40,7 @@ export class LinesProcess {
   /** Sends to the current process (dropped while a replacement is awaited: its lines are reopened then). */
   post(message: ToLines): void {
     if (this.pending) this.pending.push(message);
-    else if (this.child.connected) this.child.send(message);
+    else this.outbox.post(message);
   }
 
   /** Asks the process to close every line and end; kills it after STOP_TIMEOUT_MS. */
@@ -68,12 +71,20 @@ export class LinesProcess {
     });
     this.startedAt = performance.now();
     this.pending = [];
-    child.on('message', (message: FromLines) => {
-      if (child !== this.child) return;
-      if (message.type !== 'ready') return this.hear(message);
-      const pending = this.pending ?? [];
-      this.pending = undefined;
-      for (const m of pending) this.post(m);
+    this.outbox = new Outbox((batch) => {
+      if (child.connected) child.send(batch);
+    });
+    child.on('message', (batch: FromLines[]) => {
+      for (const message of batch) {
+        if (child !== this.child) return;
+        if (message.type !== 'ready') {
+          this.hear(message);
+          continue;
+        }
+        const pending = this.pending ?? [];
+        this.pending = undefined;
+        for (const m of pending) this.post(m);
+      }
     });
     child.on('error', (err) => this.log.error({ err }, "the radio lines' process failed"));
     child.on('exit', (code, signal) => {

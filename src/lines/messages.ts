@@ -2,7 +2,8 @@
  * What the daemon and its radio lines' process say to each other (src/lines/process/): the
  * daemon opens, closes and sends; the lines' process answers with each line's device state,
  * the link's events, its log lines and its counters. A line is named by a number the
- * daemon gives each open, so news from a line already replaced is told apart. Types only.
+ * daemon gives each open, so news from a line already replaced is told apart. Both ways the
+ * messages travel in batches (src/outbox.ts), in order. Types only.
  */
 import type { TransportState, TransportStats } from '../link/transport.js';
 import type { Command, LinkEvent, LinkStats } from '../native/link.js';

@@ -14,6 +14,7 @@ import { shareCommits, shareGate, type SharedGate, type SharedStore } from '../.
 import type { Logger } from '../../log/logger.js';
 import type { SiteLines } from '../../lines/site-lines.js';
 import { startThread } from '../../entry-points.js';
+import { Outbox } from '../../outbox.js';
 import { SPARE_THREAD, type BeginBrain, type BrainFigures, type BrainInit, type BrainSettings, type FromBrain, type ToBrain } from '../messages.js';
 
 export interface BrainHostDeps {
@@ -62,6 +63,8 @@ const LEVELS: Record<number, 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fa
 
 export class BrainHost implements BrainControl {
   private worker: Worker | undefined;
+  /** The current worker's batches of messages. */
+  private outbox: Outbox<ToBrain> | undefined;
   private status: StorageStatus = 'OFF';
   private latest: BrainFigures | undefined;
   private nextCall = 1;
@@ -109,10 +112,13 @@ export class BrainHost implements BrainControl {
     }
     const worker = this.begin(init) ?? spawnWorker(init);
     this.worker = worker;
+    this.outbox = new Outbox((batch) => worker.postMessage(batch));
     const ready = new Promise<void>((resolve, reject) => {
-      worker.on('message', (m: FromBrain) => {
-        if (m.type === 'ready') resolve();
-        else this.onMessage(m);
+      worker.on('message', (batch: FromBrain[]) => {
+        for (const m of batch) {
+          if (m.type === 'ready') resolve();
+          else this.onMessage(m);
+        }
       });
       worker.once('error', reject);
       worker.once('exit', (code) => reject(new Error(`the brain's thread exited with code ${code} while starting`)));
@@ -146,11 +152,13 @@ export class BrainHost implements BrainControl {
   /** Asks the brain to stop and waits for its thread to end (terminating it after the timeout). */
   async stop(): Promise<void> {
     const worker = this.worker;
-    if (!worker) return;
+    const outbox = this.outbox;
+    if (!worker || !outbox) return;
     this.worker = undefined;
+    this.outbox = undefined;
     const ended = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
     const timeout = this.deps.stopTimeoutMs ?? STOP_TIMEOUT_MS;
-    const graceful = this.call(worker, 'stop', []).catch(() => undefined);
+    const graceful = this.call(outbox, 'stop', []).catch(() => undefined);
     const late = new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), timeout).unref());
     if ((await Promise.race([graceful, late])) === 'late') this.log.warn({ timeout_ms: timeout }, 'the brain did not stop in time; terminating its thread');
     await worker.terminate();
@@ -188,8 +196,8 @@ export class BrainHost implements BrainControl {
 
   /** Bots a charge-all would send to charge (asked of the brain). */
   async chargeAllCandidates(force: boolean): Promise<number[]> {
-    if (!this.worker) return [];
-    return (await this.call(this.worker, 'chargeAllCandidates', [force])) as number[];
+    if (!this.outbox) return [];
+    return (await this.call(this.outbox, 'chargeAllCandidates', [force])) as number[];
   }
 
   /** Settings changed: the brain reads the new values. */
@@ -198,14 +206,14 @@ export class BrainHost implements BrainControl {
   }
 
   private post(message: ToBrain): void {
-    this.worker?.postMessage(message);
+    this.outbox?.post(message);
   }
 
-  private call(worker: Worker, method: 'stop' | 'chargeAllCandidates', args: unknown[]): Promise<unknown> {
+  private call(outbox: Outbox<ToBrain>, method: 'stop' | 'chargeAllCandidates', args: unknown[]): Promise<unknown> {
     const id = this.nextCall++;
     return new Promise((resolve, reject) => {
       this.calls.set(id, { resolve, reject });
-      worker.postMessage({ type: 'call', id, method, args } satisfies ToBrain);
+      outbox.post({ type: 'call', id, method, args });
     });
   }
 
@@ -257,6 +265,7 @@ export class BrainHost implements BrainControl {
     this.calls.clear();
     if (this.worker !== worker) return;
     this.worker = undefined;
+    this.outbox = undefined;
     this.wireOff();
     this.status = 'ERROR';
     // A thread that dies young dies again: wait longer each time (up to a minute).

@@ -31,19 +31,22 @@ import { BridgedRadio } from './radio.js';
 import { CommitFigures } from '../../domain/figures/commits.js';
 import { SLOW_COMMIT_MS } from '../../storage-watch.js';
 import { BRAIN_FIGURES_MS, brainFigures } from './figures.js';
+import { Outbox } from '../../outbox.js';
 
 const port = parentPort!;
 // A spare thread has loaded every module above by now: what it waited for was its state. Its
 // listener stays: with none on the parent port until the brain's own below, the thread could
 // end while it awaits an unref'd port (the replication gate's).
 const init = workerData === SPARE_THREAD
-  ? await new Promise<BrainInit>((resolve) => port.on('message', (m: BeginBrain | ToBrain) => m.type === 'begin' && resolve(m.init)))
+  ? await new Promise<BrainInit>((resolve) => port.on('message', (m: BeginBrain | ToBrain[]) => !Array.isArray(m) && resolve(m.init)))
   : (workerData as BrainInit);
-const post = (message: FromBrain) => port.postMessage(message);
+const outbox = new Outbox<FromBrain>((batch) => port.postMessage(batch));
+const post = (message: FromBrain) => outbox.post(message);
 
 const sink = new Writable({
   write(chunk: Buffer, _encoding, done) {
-    for (const line of chunk.toString().split('\n')) if (line) post({ type: 'log', line });
+    // At once: the last words of a thread about to die must not wait for the end of its task.
+    for (const line of chunk.toString().split('\n')) if (line) outbox.postNow({ type: 'log', line });
     done();
   },
 });
@@ -61,7 +64,7 @@ const stopBridge = shareCommits(store, init.commits);
 const commits = new CommitFigures(SLOW_COMMIT_MS);
 const stopTiming = store.onCommitHeld(commits.heard);
 const work = new OpenWork(store, site.levels.map((l) => l.id));
-const places = new CarrierPlaces(store);
+const places = new CarrierPlaces(store, site.levels);
 const events = new Events(store, Date.now);
 const bots = new Bots({ store, events, now: Date.now });
 const flags = new SystemFlags({ store, now: Date.now });
@@ -114,7 +117,11 @@ const brain = new Brain({
 const linesAtStart = new Map(init.lines.map((status) => [status.level_id, status]));
 let started = false;
 
-port.on('message', (message: ToBrain) => {
+port.on('message', (batch: ToBrain[]) => {
+  for (const message of batch) heard(message);
+});
+
+function heard(message: ToBrain): void {
   switch (message.type) {
     case 'settings':
       settings = message.settings;
@@ -137,7 +144,7 @@ port.on('message', (message: ToBrain) => {
       radio.sent(message.id, message.outcome);
       break;
   }
-});
+}
 
 /**
  * Stops in the order that leaves nothing native running: dispatch first, then the commands in
@@ -160,10 +167,10 @@ async function answer(id: number, method: string, args: unknown[]): Promise<void
     let result: unknown;
     if (method === 'stop') await stop();
     else if (method === 'chargeAllCandidates') result = brain.chargeAllCandidates(args[0] as boolean);
-    post({ type: 'result', id, result });
+    outbox.postNow({ type: 'result', id, result });
     if (method === 'stop') port.close();
   } catch (err) {
-    post({ type: 'result', id, error: (err as Error).message });
+    outbox.postNow({ type: 'result', id, error: (err as Error).message });
   }
 }
 

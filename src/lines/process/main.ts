@@ -14,10 +14,13 @@ import type { TransportLogger } from '../../link/transport.js';
 import { createLink, type Link, type LinkEvent } from '../../native/link.js';
 import { describeDeviceError } from '../line-health.js';
 import { LINE_STATS_MS, type FromLines, type ToLines } from '../messages.js';
+import { Outbox } from '../../outbox.js';
 
-const post = (message: FromLines) => {
-  if (process.connected) process.send!(message);
-};
+// What a turn of the event loop read on every line leaves in one message.
+const outbox = new Outbox<FromLines>((batch) => {
+  if (process.connected) process.send!(batch);
+}, 'turn');
+const post = (message: FromLines) => outbox.post(message);
 
 interface Line {
   transport: LineTransport;
@@ -91,7 +94,11 @@ const statsTimer = setInterval(() => {
   for (const [id, line] of lines) postStats(id, line);
 }, LINE_STATS_MS);
 
-process.on('message', (message: ToLines) => {
+process.on('message', (batch: ToLines[]) => {
+  for (const message of batch) heard(message);
+});
+
+function heard(message: ToLines): void {
   switch (message.type) {
     case 'open':
       open(message.line, message.path);
@@ -105,11 +112,12 @@ process.on('message', (message: ToLines) => {
     case 'stop':
       clearInterval(statsTimer);
       void Promise.all([...lines.keys()].map(close)).then(() => {
+        outbox.flush();
         process.disconnect();
       });
       break;
   }
-});
+}
 
 post({ type: 'ready' });
 
