@@ -53,7 +53,7 @@ t.test('QueueSeats.mayQueue: a seat free at one of the job\'s balconies, moving 
     level, now: 0, paused: false, chargeBelow: 20, line: { up: true }, jobs, running: new Set(), unplaced: [],
     bots: Array.from({ length: bots }, (_, i) => ({ id: i + 1, x: 1, y: 1, online: true, faulted: false, idle: true, lifted: false, charging: false, battery: 90 }) as unknown as MotionBot),
     order: () => ({ priority: 10, counter: 0 }), job: (id) => jobs.find((j) => j.id === id),
-    carrierAt: () => undefined, carrier: () => undefined, unreachable: () => new Set(), missing: () => false,
+    carrierAt: () => undefined, laneCarriers: {}, carrier: () => undefined, unreachable: () => new Set(), missing: () => false,
   });
   const rows: { name: string; queued: JobRecord[]; balconies: number[]; bots?: number; want: boolean }[] = [
     { name: 'nothing queued', queued: [], balconies: [b1], want: true },

@@ -16,6 +16,7 @@ import { standsOnItsCell } from '../../../src/brain/worker/policy/places.js';
 import { MAX_ATTEMPTS, recover } from '../../../src/brain/worker/policy/recovery.js';
 import { CONNECT_WAIT_MS, controlStep } from '../../../src/brain/worker/policy/control.js';
 import { e2eSite } from '../../fixtures/e2e-site.js';
+import { laneCarriersOf } from '../../helpers/lane-carriers.js';
 
 const level = buildSite(e2eSite()).level(1)!;
 const NOW = 1_000_000;
@@ -56,6 +57,7 @@ function snapshot(w: World): LevelSnapshot {
     order: (id) => ({ priority: w.priority?.[id] ?? 10, counter: Number(id.replace(/\D/g, '')) || 0 }),
     job: (id) => jobs.find((j) => j.id === id) ?? w.ended?.find((j) => j.id === id),
     carrierAt: (c) => Object.entries(carriers).find(([, at]) => at.x === c.x && at.y === c.y)?.[0],
+    laneCarriers: laneCarriersOf(level, Object.values(carriers)),
     carrier: (id) => (carriers[id] ? { id, level_id: 1, ...carriers[id]! } : undefined),
     unreachable: (id) => new Set(w.unreachable?.[id] ?? []),
     missing: (id) => w.missing?.includes(id) ?? false,

@@ -36,7 +36,7 @@ function snapshot(jobs: JobRecord[]): LevelSnapshot {
     level, now: 0, paused: false, chargeBelow: 20, bots: [], unplaced: [], line: { up: true }, jobs, running: new Set(),
     order: () => ({ priority: 10, counter: 0 }),
     job: (id) => jobs.find((j) => j.id === id),
-    carrierAt: () => undefined,
+    carrierAt: () => undefined, laneCarriers: {},
     carrier: () => undefined,
     unreachable: () => new Set(),
     missing: () => false,

@@ -5,7 +5,7 @@
  * and read-only for the policy (src/brain/worker/policy/), which is a set of pure functions of
  * it: a table of snapshots and the decisions they must give is the policy's test.
  */
-import type { CarrierPlaces } from '../../../domain/inventory/carrier-places.js';
+import type { CarrierPlaces, LaneCarriers } from '../../../domain/inventory/carrier-places.js';
 import type { OpenWork } from '../../../domain/requests/open-work.js';
 import type { JobRecord } from '../../../domain/requests/records.js';
 import type { Cell, SiteLevel } from '../../../domain/site/load.js';
@@ -43,6 +43,8 @@ export interface LevelSnapshot {
   job(id: string): JobRecord | undefined;
   /** The carrier on a cell of this level. */
   carrierAt(c: Cell): string | undefined;
+  /** Per storage lane, the depths of its spaces a carrier stands on, as bits (bit d - 1 for depth d), as carrierAt says. */
+  readonly laneCarriers: LaneCarriers;
   /** Where a carrier stands, on any level. */
   carrier(id: string): CarrierPlace | undefined;
   /** Cells found out of reach for this carrier since the level's carriers last changed. */
@@ -104,6 +106,7 @@ export function takeSnapshot(src: SnapshotSources, runner: RunnerState): LevelSn
     order: (id) => src.work.request(id) ?? LAST,
     job: (id) => src.work.job(id) ?? src.findJob(id),
     carrierAt: (c) => src.carriers.at(levelId, c.x, c.y),
+    laneCarriers: src.carriers.laneCarriers(levelId),
     carrier: (id) => src.carriers.of(id),
     unreachable: (id) => runner.unreachable(id),
     missing: (id) => runner.missing(id),

@@ -13,7 +13,7 @@ import type { MotionBot } from '../motion/motion.js';
 import { botFor, carrierBot, heldByLastTry, heldOnItsCell, onBoard, reservedBots } from './bots.js';
 import { QueueSeats, queuedFor } from './balcony-queue.js';
 import {
-  balconyAt, carriersComingInFront, carriersInFront, dist, freeBuffer, freeCharger, freeFor, freePort, freeSpace, key, laneWork, started,
+  balconyAt, carriersComingInFront, carriersInFront, dist, freeBuffer, freeCharger, freeFor, freePort, freeSpace, key, started,
 } from './places.js';
 import { retryDue } from './recovery.js';
 
@@ -75,7 +75,7 @@ export function decide(s: LevelSnapshot): Decision[] {
     if (bot?.online) out.push({ kind: 'drive', job });
     else out.push({ kind: 'wait', job, wait: lineWait(s) ?? { waiting_for: 'bot', reason: `bot ${job.bot_id} has not reported since the brain started` } });
   }
-  const pass: Pass = { claimedCells: new Set(), claimedCarriers: new Set(), taken, reserved: reservedBots(s), work: laneWork(s), queue: new QueueSeats(s) };
+  const pass: Pass = { claimedCells: new Set(), claimedCarriers: new Set(), taken, reserved: reservedBots(s), queue: new QueueSeats(s) };
   for (const job of dispatchOrder(s, s.jobs.filter((j) => j.status === 'ACCEPTED'))) {
     if (!retryDue(job, s.now)) continue; // its wait says when
     if (PERSON_JOBS.has(job.type)) out.push(atBalcony(s, job));
@@ -95,7 +95,6 @@ interface Pass {
   claimedCarriers: Set<string>;
   taken: Set<number>;
   reserved: ReadonlySet<number>;
-  work: ReturnType<typeof laneWork>;
   queue: QueueSeats;
 }
 
@@ -252,7 +251,7 @@ function targetOf(s: LevelSnapshot, job: JobRecord, carrier: { id: string; at: C
       const kind = carrier && s.level.kindAt(carrier.at.x, carrier.at.y);
       if (job.type === 'CLEAR_AUTOBAHN' && (kind === 'storage' || kind === 'buffer')) return { cell: carrier!.at };
       // Home to a space; after a failed try, or with every space out of reach, a buffer will do.
-      const space = freeSpace(s, carrier?.id ?? null, carrier?.at, free, pass.work)
+      const space = freeSpace(s, carrier?.id ?? null, carrier?.at, free)
         ?? (job.attempt > 1 || job.type === 'CLEAR_AUTOBAHN' ? freeBuffer(s, carrier?.id ?? null, carrier?.at, free) : undefined);
       return space ? { cell: space } : { wait: { waiting_for: 'storage_space', reason: 'no free storage space on the level its bot can reach' } };
     }

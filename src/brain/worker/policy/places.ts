@@ -139,18 +139,20 @@ const settingDown = perSnapshot((s) => {
 export function freeFor(s: LevelSnapshot, self: string, claimed: ReadonlySet<string> = new Set()): (c: Cell) => boolean {
   const taken = takenCells(s);
   return (c) => {
-    const cell = key(c);
-    if (claimed.has(cell)) return false;
-    const by = taken.get(cell);
+    if (claimed.size > 0 && claimed.has(key(c))) return false;
+    const by = taken.get(cellIndex(c));
     return (by === undefined || (by.size === 1 && by.has(self))) && s.carrierAt(c) === undefined;
   };
 }
 
+/** A cell of the level as one number: a map key that builds no string (coordinates are below 65536). */
+const cellIndex = (c: Cell): number => c.y * 65536 + c.x;
+
 /** Who takes each taken cell: the started jobs going or waiting there, '' for a bot standing there that cannot be pushed aside. */
 const takenCells = perSnapshot((s) => {
-  const taken = new Map<string, Set<string>>();
+  const taken = new Map<number, Set<string>>();
   const take = (cell: Cell, by: string) => {
-    const k = key(cell);
+    const k = cellIndex(cell);
     let set = taken.get(k);
     if (!set) taken.set(k, (set = new Set()));
     set.add(by);
@@ -163,6 +165,17 @@ const takenCells = perSnapshot((s) => {
     if (at) take(at, j.id);
   }
   return taken;
+});
+
+/** Per storage lane, the shallowest depth a taken cell (takenCells) has in it. */
+const takenInLanes = perSnapshot((s) => {
+  const depths = new Map<number, number>();
+  for (const k of takenCells(s).keys()) {
+    const space = s.level.spaceAt(k % 65536, Math.floor(k / 65536));
+    if (!space || space.lane < 0) continue;
+    depths.set(space.lane, Math.min(depths.get(space.lane) ?? Infinity, space.depth));
+  }
+  return depths;
 });
 
 /**
@@ -187,27 +200,35 @@ export function balconyAt(s: LevelSnapshot, c: Cell): number | undefined {
   return s.level.balconies.find((b) => b.ports.some((p) => p.x === c.x && p.y === c.y))?.id;
 }
 
+/** Work under way in a storage lane (laneWork), from none (0): carriers of jobs not started yet, then running jobs. */
+const PENDING = 1;
+const RUNNING = 2;
+
 /**
- * Cells with work: `running`, the carriers that running carrier jobs move, where running jobs
- * go, and where bots hold carriers up; `pending`, the carriers of carrier jobs not started yet.
+ * Work in each storage lane: RUNNING where a running carrier job moves a carrier, where a
+ * running job goes, or where a bot holds a carrier up; PENDING where only carriers of carrier
+ * jobs not started yet stand.
  */
-export function laneWork(s: LevelSnapshot): { running: Set<string>; pending: Set<string> } {
-  const running = new Set<string>();
-  const pending = new Set<string>();
+const laneWork = perSnapshot((s) => {
+  const work = new Uint8Array(s.level.lanes.length);
+  const mark = (c: Cell, kind: number) => {
+    const space = s.level.spaceAt(c.x, c.y);
+    if (space && space.lane >= 0 && work[space.lane]! < kind) work[space.lane] = kind;
+  };
   // A bot holding a carrier up in a lane gets out only while the spaces in front stay free,
   // whatever its job's state (a copy waiting to try again, or none), and whether the planner
   // has placed it yet or not (after a brain restart, a carrier stored in front shut one in).
-  for (const b of s.bots ?? []) if (b.lifted) running.add(key(b));
-  for (const b of s.unplaced) if (b.lifted) running.add(key(b));
+  for (const b of s.bots ?? []) if (b.lifted) mark(b, RUNNING);
+  for (const b of s.unplaced) if (b.lifted) mark(b, RUNNING);
   for (const j of s.jobs) {
     const on = started(j);
-    if (on && j.target) running.add(key(j.target));
+    if (on && j.target) mark(j.target, RUNNING);
     if (!j.carrier_id || !CARRIER_JOBS.has(j.type)) continue;
     const c = s.carrier(j.carrier_id);
-    if (c && c.level_id === s.level.id) (on ? running : pending).add(key(c));
+    if (c && c.level_id === s.level.id) mark(c, on ? RUNNING : PENDING);
   }
-  return { running, pending };
-}
+  return work;
+});
 
 /**
  * The deepest free space of a lane whose spaces in front are free too, nearest the carrier
@@ -218,28 +239,51 @@ export function laneWork(s: LevelSnapshot): { running: Set<string>; pending: Set
  * front of it would leave that retrieval waiting for a carrier no job moves. Spaces this
  * carrier's bot could not reach since the level last changed are never chosen again.
  */
-export function freeSpace(s: LevelSnapshot, carrierId: string | null, from: Cell | undefined, free: (c: Cell) => boolean, work = laneWork(s)): Cell | undefined {
+export function freeSpace(s: LevelSnapshot, carrierId: string | null, from: Cell | undefined, free: (c: Cell) => boolean): Cell | undefined {
   const out = carrierId ? s.unreachable(carrierId) : new Set<string>();
-  const ok = (c: Cell) => free(c) && !out.has(key(c));
-  const { running, pending } = work;
-  return spaceIn(s, from, ok, (cell) => running.has(cell) || pending.has(cell)) ?? spaceIn(s, from, ok, (cell) => running.has(cell));
+  const ok = out.size === 0 ? free : (c: Cell) => free(c) && !out.has(key(c));
+  return spaceIn(s, from, ok, PENDING) ?? spaceIn(s, from, ok, RUNNING);
 }
 
-function spaceIn(s: LevelSnapshot, from: Cell | undefined, free: (c: Cell) => boolean, busy: (cell: string) => boolean): Cell | undefined {
+/**
+ * The best space of the lanes with less work than `busy` in them. Each lane is weighed from
+ * what the snapshot keeps of it (its carriers' depths, its taken cells): the cells of a lane
+ * are asked only when it could beat the best so far. `free` is asked of those cells: it may
+ * refuse more than the snapshot does (cells this pass gave away), never less.
+ */
+function spaceIn(s: LevelSnapshot, from: Cell | undefined, free: (c: Cell) => boolean, busy: number): Cell | undefined {
+  const work = laneWork(s);
+  const taken = takenInLanes(s);
+  const lanes = s.level.lanes;
   let best: { cell: Cell; cost: number } | undefined;
-  for (const lane of s.level.lanes) {
-    if (lane.spaces.some((sp) => busy(key(sp)))) continue;
-    let depth = 0;
-    while (depth < lane.spaces.length && free(lane.spaces[depth]!)) depth++;
-    if (depth === 0) continue;
-    const pick = lane.spaces[depth - 1]!;
+  for (let i = 0; i < lanes.length; i++) {
+    if (work[i]! >= busy) continue;
+    const spaces = lanes[i]!.spaces;
+    const carriers = s.laneCarriers[i] ?? 0;
+    // Spaces free of carriers from the highway in, then of taken cells too.
+    let open = carriers === 0 ? spaces.length : 31 - Math.clz32(carriers & -carriers);
+    const takenAt = taken.get(i);
+    if (takenAt !== undefined && takenAt - 1 < open) open = takenAt - 1;
+    if (open === 0) continue;
     // Each carrier it shuts in costs a buffering (two trips) should that one be wanted.
-    let shutIn = 0;
-    for (let d = depth; d < lane.spaces.length; d++) if (s.carrierAt(lane.spaces[d]!) !== undefined) shutIn++;
-    const cost = (from ? dist(pick, from) : 0) + SHUT_IN_COST * shutIn;
+    const shutIn = SHUT_IN_COST * bitCount(carriers >>> open);
+    // The spaces of a lane are a straight run: none of the open ones is nearer than this.
+    const bound = (from ? Math.max(0, dist(spaces[open - 1]!, from) - (open - 1)) : 0) + shutIn;
+    if (best && bound >= best.cost) continue;
+    let depth = 0;
+    while (depth < open && free(spaces[depth]!)) depth++;
+    if (depth === 0) continue;
+    const pick = spaces[depth - 1]!;
+    const cost = (from ? dist(pick, from) : 0) + shutIn;
     if (!best || cost < best.cost) best = { cell: pick, cost };
   }
   return best?.cell;
+}
+
+function bitCount(bits: number): number {
+  let n = 0;
+  for (; bits !== 0; bits &= bits - 1) n++;
+  return n;
 }
 
 /** A free buffer the carrier's bot can reach, nearest `from`. */
@@ -277,7 +321,7 @@ export function freeCharger(s: LevelSnapshot, bot: MotionBot | undefined, free: 
  * (`from` its buffer, itself not counted), the answer is where it should wait now.
  */
 export function stagePlace(s: LevelSnapshot, job: JobRecord, from: Cell, claimed?: ReadonlySet<string>): Cell | undefined {
-  if (s.jobs.some((j) => j.type === 'BUFFERING' && j.status === 'ACCEPTED')) return undefined;
+  if (settingAside(s)) return undefined;
   const free = freeFor(s, job.id, claimed);
   const waiting = waitingFor(s);
   // Carriers waiting or coming for the job's balconies beside a buffer, the fewest of them; Infinity: none of the job's.
@@ -307,6 +351,9 @@ export function stagePlace(s: LevelSnapshot, job: JobRecord, from: Cell, claimed
   }
   return best;
 }
+
+/** Whether a carrier waits to be set aside in a buffer. */
+const settingAside = perSnapshot((s) => s.jobs.some((j) => j.type === 'BUFFERING' && j.status === 'ACCEPTED'));
 
 /** The balconies each buffer is a waiting place for: those with a port within STAGE_REACH. */
 const bufferBalconiesOf = new WeakMap<SiteLevel, Map<string, number[]>>();
@@ -351,19 +398,27 @@ function claimedBeside(level: SiteLevel, balcony: number, claimed: ReadonlySet<s
 /**
  * Which of the bots holding carriers for a balcony takes its free position `port`: of the
  * highest priority waiting, the nearest (mostly one waiting beside the balcony), then the
- * oldest request.
+ * oldest request. `order` is the dispatch order; the answer is kept for the snapshot.
  */
 export function nextForPort(s: LevelSnapshot, port: { cell: Cell; balcony: number }, order: (jobs: JobRecord[]) => JobRecord[]): string | undefined {
+  const answers = portAnswers(s);
+  const k = cellIndex(port.cell);
+  if (answers.has(k)) return answers.get(k);
   const waiting = order(s.jobs.filter((j) => waitsForPort(j) && j.balcony_ids.includes(port.balcony)));
-  if (waiting.length === 0) return undefined;
-  const top = s.order(waiting[0]!.request_id).priority;
-  const bots = s.bots ?? [];
   let best: { id: string; d: number } | undefined;
-  for (const j of waiting) {
-    if (s.order(j.request_id).priority !== top) break;
-    const bot = bots.find((b) => b.id === j.bot_id);
-    const d = bot ? dist(bot, port.cell) : Infinity;
-    if (!best || d < best.d) best = { id: j.id, d };
+  if (waiting.length > 0) {
+    const top = s.order(waiting[0]!.request_id).priority;
+    const bots = s.bots ?? [];
+    for (const j of waiting) {
+      if (s.order(j.request_id).priority !== top) break;
+      const bot = bots.find((b) => b.id === j.bot_id);
+      const d = bot ? dist(bot, port.cell) : Infinity;
+      if (!best || d < best.d) best = { id: j.id, d };
+    }
   }
+  answers.set(k, best?.id);
   return best?.id;
 }
+
+/** nextForPort's answer for each position, kept for the snapshot: every bot waiting in a poll asks it of the same snapshot. */
+const portAnswers = perSnapshot(() => new Map<number, string | undefined>());
