@@ -68,7 +68,8 @@ export class LevelRecovery {
     if (held.length === 0 && !scan) return [];
     const worked = new Set<string>();
     const driving = new Set<number>();
-    for (const j of this.deps.work.allJobs()) {
+    // The level's jobs and those of no level: a job of another level moves neither its carriers nor its bots.
+    for (const j of [...this.deps.work.jobsOn(level.id), ...this.deps.work.jobsOn(0)]) {
       if (j.carrier_id && CARRIER_JOBS.has(j.type)) worked.add(j.carrier_id);
       if (j.bot_id !== null && (j.status === 'EXECUTING' || j.status === 'CANCELLING')) driving.add(j.bot_id);
     }

@@ -401,24 +401,28 @@ function claimedBeside(level: SiteLevel, balcony: number, claimed: ReadonlySet<s
  * oldest request. `order` is the dispatch order; the answer is kept for the snapshot.
  */
 export function nextForPort(s: LevelSnapshot, port: { cell: Cell; balcony: number }, order: (jobs: JobRecord[]) => JobRecord[]): string | undefined {
-  const answers = portAnswers(s);
+  const kept = portAnswers(s);
   const k = cellIndex(port.cell);
-  if (answers.has(k)) return answers.get(k);
-  const waiting = order(s.jobs.filter((j) => waitsForPort(j) && j.balcony_ids.includes(port.balcony)));
+  if (kept.answers.has(k)) return kept.answers.get(k);
+  kept.waiting ??= order(s.jobs.filter(waitsForPort));
   let best: { id: string; d: number } | undefined;
-  if (waiting.length > 0) {
-    const top = s.order(waiting[0]!.request_id).priority;
-    const bots = s.bots ?? [];
-    for (const j of waiting) {
-      if (s.order(j.request_id).priority !== top) break;
-      const bot = bots.find((b) => b.id === j.bot_id);
-      const d = bot ? dist(bot, port.cell) : Infinity;
-      if (!best || d < best.d) best = { id: j.id, d };
-    }
+  let top: number | undefined;
+  const bots = s.bots ?? [];
+  for (const j of kept.waiting) {
+    if (!j.balcony_ids.includes(port.balcony)) continue;
+    const priority = s.order(j.request_id).priority;
+    top ??= priority;
+    if (priority !== top) break;
+    const bot = bots.find((b) => b.id === j.bot_id);
+    const d = bot ? dist(bot, port.cell) : Infinity;
+    if (!best || d < best.d) best = { id: j.id, d };
   }
-  answers.set(k, best?.id);
+  kept.answers.set(k, best?.id);
   return best?.id;
 }
 
-/** nextForPort's answer for each position, kept for the snapshot: every bot waiting in a poll asks it of the same snapshot. */
-const portAnswers = perSnapshot(() => new Map<number, string | undefined>());
+/**
+ * What nextForPort works out, kept for the snapshot (every bot waiting in a poll asks it of the
+ * same one): the jobs waiting for a position in dispatch order, and the answer for each position.
+ */
+const portAnswers = perSnapshot((): { waiting?: JobRecord[]; answers: Map<number, string | undefined> } => ({ answers: new Map() }));
