@@ -107,9 +107,14 @@ export interface LaneCarriers {
 
 const NO_LANES: LaneCarriers = {};
 
-/** A cell within a level as one number (coordinates are below 65536: the layout's schema). */
-function cellIndex(x: number, y: number): number {
+/** A cell within a level as one number, a map key that builds no string (coordinates are below 65536: the layout's schema). */
+export function cellIndex(x: number, y: number): number {
   return y * 65536 + x;
+}
+
+/** The cell a cellIndex names. */
+export function cellAt(index: number): Cell {
+  return { x: index % 65536, y: Math.floor(index / 65536) };
 }
 
 /** A cell as a map key within one level. */

@@ -3,6 +3,7 @@
  * spaces, buffers and chargers; which cells other jobs have taken; which carriers stand (or are
  * being set down) in front of another in its lane. docs/requests.md, "The brain".
  */
+import { cellAt, cellIndex } from '../../../domain/inventory/carrier-places.js';
 import { inFront, LaneSpaces, type LaneView } from '../../../domain/inventory/lane.js';
 import { CARRIER_JOBS, comingTo, type JobRecord } from '../../../domain/requests/records.js';
 import type { Cell, SiteLevel, StorageSpace } from '../../../domain/site/load.js';
@@ -140,19 +141,16 @@ export function freeFor(s: LevelSnapshot, self: string, claimed: ReadonlySet<str
   const taken = takenCells(s);
   return (c) => {
     if (claimed.size > 0 && claimed.has(key(c))) return false;
-    const by = taken.get(cellIndex(c));
+    const by = taken.get(cellIndex(c.x, c.y));
     return (by === undefined || (by.size === 1 && by.has(self))) && s.carrierAt(c) === undefined;
   };
 }
-
-/** A cell of the level as one number: a map key that builds no string (coordinates are below 65536). */
-const cellIndex = (c: Cell): number => c.y * 65536 + c.x;
 
 /** Who takes each taken cell: the started jobs going or waiting there, '' for a bot standing there that cannot be pushed aside. */
 const takenCells = perSnapshot((s) => {
   const taken = new Map<number, Set<string>>();
   const take = (cell: Cell, by: string) => {
-    const k = cellIndex(cell);
+    const k = cellIndex(cell.x, cell.y);
     let set = taken.get(k);
     if (!set) taken.set(k, (set = new Set()));
     set.add(by);
@@ -171,7 +169,8 @@ const takenCells = perSnapshot((s) => {
 const takenInLanes = perSnapshot((s) => {
   const depths = new Map<number, number>();
   for (const k of takenCells(s).keys()) {
-    const space = s.level.spaceAt(k % 65536, Math.floor(k / 65536));
+    const { x, y } = cellAt(k);
+    const space = s.level.spaceAt(x, y);
     if (!space || space.lane < 0) continue;
     depths.set(space.lane, Math.min(depths.get(space.lane) ?? Infinity, space.depth));
   }
@@ -402,7 +401,7 @@ function claimedBeside(level: SiteLevel, balcony: number, claimed: ReadonlySet<s
  */
 export function nextForPort(s: LevelSnapshot, port: { cell: Cell; balcony: number }, order: (jobs: JobRecord[]) => JobRecord[]): string | undefined {
   const kept = portAnswers(s);
-  const k = cellIndex(port.cell);
+  const k = cellIndex(port.cell.x, port.cell.y);
   if (kept.answers.has(k)) return kept.answers.get(k);
   kept.waiting ??= order(s.jobs.filter(waitsForPort));
   let best: { id: string; d: number } | undefined;
