@@ -75,8 +75,8 @@ export class LinesProcess {
       if (child.connected) child.send(batch);
     });
     child.on('message', (batch: FromLines[]) => {
+      if (child !== this.child) return;
       for (const message of batch) {
-        if (child !== this.child) return;
         if (message.type !== 'ready') {
           this.hear(message);
           continue;

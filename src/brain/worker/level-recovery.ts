@@ -69,9 +69,11 @@ export class LevelRecovery {
     const worked = new Set<string>();
     const driving = new Set<number>();
     // The level's jobs and those of no level: a job of another level moves neither its carriers nor its bots.
-    for (const j of [...this.deps.work.jobsOn(level.id), ...this.deps.work.jobsOn(0)]) {
-      if (j.carrier_id && CARRIER_JOBS.has(j.type)) worked.add(j.carrier_id);
-      if (j.bot_id !== null && (j.status === 'EXECUTING' || j.status === 'CANCELLING')) driving.add(j.bot_id);
+    for (const jobs of [this.deps.work.jobsOn(level.id), this.deps.work.jobsOn(0)]) {
+      for (const j of jobs) {
+        if (j.carrier_id && CARRIER_JOBS.has(j.type)) worked.add(j.carrier_id);
+        if (j.bot_id !== null && (j.status === 'EXECUTING' || j.status === 'CANCELLING')) driving.add(j.bot_id);
+      }
     }
     const out = new Set<string>();
     for (const b of held) {
