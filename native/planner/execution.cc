@@ -257,6 +257,12 @@ void Execution::unhold(Bot& b) {
   counters_.heldCells = heldFlags_.size();
 }
 
+void Execution::narrowHold(Bot& b, Cell cell) {
+  if (cell != b.confirmed.cell && std::find(b.held.begin(), b.held.end(), cell) == b.held.end()) return;
+  unhold(b);
+  if (cell != b.confirmed.cell) hold(b, cell);
+}
+
 bool Execution::place(Bot& b, const State& s) {
   const Grid& g = planner_.grid();
   if (s.cell < 0 || s.cell >= g.width * g.height) return false;
@@ -439,6 +445,7 @@ Refusal Execution::report(BotId id, const State& state) {
   if (!b) return Refusal::UnknownBot;
   if (b->stuck) {
     b->lastReport = state;
+    narrowHold(*b, state.cell);
     return Refusal::None;
   }
   for (size_t i = 0; i < b->released; ++i) {
@@ -491,6 +498,27 @@ int64_t Execution::lag() const {
 }
 
 bool Execution::windowOpen() const { return lag() < opt_.window; }
+
+Holding Execution::holding() const {
+  const Bot* oldest = nullptr;
+  for (const auto& [id, b] : bots_) {
+    if (b.paused || b.stuck || b.queue.empty()) continue;
+    if (!oldest || b.queue.front().start < oldest->queue.front().start) oldest = &b;
+  }
+  // An action not yet released waits on another bot's: that bot holds the window up. The chain
+  // is acyclic (actions only wait on earlier ones), and bounded so a broken graph cannot hang.
+  for (int hops = 0; oldest && hops < 64; ++hops) {
+    if (oldest->released > 0) break;
+    const Node& n = oldest->queue.front();
+    if (n.depSeq == 0 || done(n.depBot, n.depSeq)) break;
+    auto it = bots_.find(n.depBot);
+    if (it == bots_.end() || it->second.queue.empty()) break;
+    oldest = &it->second;
+  }
+  if (!oldest) return {};
+  const Node& n = oldest->queue.front();
+  return Holding{oldest->id, n.action, n.from, n.to, n.start, oldest->released > 0};
+}
 
 size_t Execution::plan(Deadline deadline) {
   const StepResult& r = planner_.step(deadline);

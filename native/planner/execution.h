@@ -52,6 +52,15 @@ struct Release {
   uint64_t input = 0;    // set by the level engine: inputs applied when it was released
 };
 
+/** An unconfirmed action and its bot. */
+struct Holding {
+  BotId bot = -1;
+  Action action = Action::Wait;
+  State from, to;
+  int64_t planStep = 0;   // the planned step it starts at
+  bool released = false;  // given to the bot; else it waits for nothing (about to be released)
+};
+
 /** Why an operation was refused. */
 enum class Refusal : uint8_t {
   None = 0,
@@ -109,7 +118,8 @@ class Execution {
   /** Paused: the actions it holds finish, nothing more is released, the rest is dropped. */
   Refusal setPaused(BotId id, bool paused);
   /** Stuck (faulted): every action not confirmed is dropped; the cells the bot may be in are
-   *  blocked for the planner until it is released, then it is placed where telemetry last put it. */
+   *  blocked for the planner until it reports at rest on one of them (then that one only) or is
+   *  released, then it is placed where telemetry last put it. */
   Refusal setStuck(BotId id, bool stuck);
   /** A new goal; a goal that replaces an open one drops the bot's unreleased actions. With
    *  `stay` the bot stays at the goal once there (an obstacle to the others, like a paused bot)
@@ -129,6 +139,9 @@ class Execution {
   bool windowOpen() const;
   /** Steps the planner by how much it is ahead of the slowest bot's confirmed actions. */
   int64_t lag() const;
+  /** The action the window waits on: the oldest unconfirmed one, followed through the actions
+   *  of other bots it waits on to one that is released or free to be; bot -1 when none. */
+  Holding holding() const;
   /** Plans one step and adds its actions to the graph; returns the number of actions started. */
   size_t plan(Deadline deadline);
   const StepResult& lastStep() const { return *last_; }
@@ -187,6 +200,8 @@ class Execution {
   void clearEntries(Cell cell, BotId self);
   void hold(Bot& b, Cell cell);
   void unhold(Bot& b);
+  /** A stuck bot reported at rest on `cell`, one of those it may be on: the others are freed. */
+  void narrowHold(Bot& b, Cell cell);
   /** A paused, stuck or staying bot's cell is blocked for the planner (restored when it moves
    *  on): the planner's distances ignore bots, so without this a bot whose shortest way leads
    *  through a bot that will not move waits behind it instead of going round. */

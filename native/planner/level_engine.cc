@@ -93,6 +93,15 @@ EngineStats LevelEngine::stats() const {
   s.inputs = inputs_;
   s.eventsDropped = eventsDropped_;
   s.stepMicros = ring_;
+  // The thread sleeps while the window is shut: the wait going on counts up to now.
+  if (s.holding.bot >= 0) {
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - s.holdingSince).count();
+    s.windowWaitMs += ms;
+    HeldUp now{s.holding.bot, s.holding.ms + ms};
+    std::erase_if(s.heldUpBy, [&](const HeldUp& h) { return h.bot == now.bot; });
+    s.heldUpBy.insert(std::find_if(s.heldUpBy.begin(), s.heldUpBy.end(), [&](const HeldUp& h) { return h.ms < now.ms; }), now);
+    if (s.heldUpBy.size() > 3) s.heldUpBy.pop_back();
+  }
   return s;
 }
 
@@ -244,6 +253,51 @@ void LevelEngine::refresh(EngineStats& s) const {
   s.planner = planner_->counters();
   s.incompleteSteps = s.planner.incompleteSteps;
   s.violations = validator_ ? validator_->violationCount() : 0;
+  s.windowWaitMs = static_cast<double>(windowWaitMicros_) / 1000.0;
+  s.holding = HeldUp{holder_, 0};
+  s.holdingSince = heldSince_;
+  if (holder_ >= 0) {
+    auto it = heldUpMicros_.find(holder_);
+    if (it != heldUpMicros_.end()) s.holding.ms = static_cast<double>(it->second) / 1000.0;
+  }
+  s.heldUpBy.clear();
+  for (const auto& [bot, us] : heldUpMicros_) {
+    const HeldUp h{bot, static_cast<double>(us) / 1000.0};
+    auto at = std::find_if(s.heldUpBy.begin(), s.heldUpBy.end(), [&](const HeldUp& o) { return o.ms < h.ms; });
+    if (at == s.heldUpBy.end() && s.heldUpBy.size() >= 3) continue;
+    s.heldUpBy.insert(at, h);
+    if (s.heldUpBy.size() > 3) s.heldUpBy.pop_back();
+  }
+}
+
+void LevelEngine::noteHolder(std::vector<EngineEvent>& events) {
+  const Holding h = exec_ && exec_->wantsStep() && !exec_->windowOpen() ? exec_->holding() : Holding{};
+  const Clock::time_point t = Clock::now();
+  if (h.bot == holder_) {
+    const double ms = std::chrono::duration<double, std::milli>(t - heldSince_).count();
+    if (h.bot >= 0 && !holdTold_ && opt_.heldUpMs > 0 && ms >= opt_.heldUpMs) {
+      holdTold_ = true;
+      EngineEvent e;
+      e.kind = EngineEventKind::HeldUp;
+      e.bot = h.bot;
+      e.action = h.action;
+      e.cell = h.from.cell;
+      e.state = h.to;
+      e.step = h.planStep;
+      e.placed = h.released;
+      e.ms = ms;
+      events.push_back(e);
+    }
+    return;
+  }
+  if (holder_ >= 0) {
+    const auto us = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(t - heldSince_).count());
+    heldUpMicros_[holder_] += us;
+    windowWaitMicros_ += us;
+  }
+  holder_ = h.bot;
+  holdTold_ = false;
+  heldSince_ = t;
 }
 
 void LevelEngine::run() {
@@ -290,6 +344,7 @@ void LevelEngine::run() {
     if (exec_) exec_->release(releases);
     for (Release& r : releases) r.input = inputsDone_;
     collect(events);
+    noteHolder(events);
     refresh(fresh);
     const bool canStep = exec_ && exec_->wantsStep() && exec_->windowOpen();
 
@@ -336,6 +391,8 @@ void LevelEngine::run() {
     if (stop_ || suspend_ || !inbox_.empty()) continue;
     Clock::time_point until = Clock::time_point::max();
     if (canStep) until = nextStep;
+    // A hold not yet told is told on time even when no input comes meanwhile.
+    if (holder_ >= 0 && !holdTold_ && opt_.heldUpMs > 0) until = std::min(until, heldSince_ + milliseconds(opt_.heldUpMs));
     if (retry) until = std::min(until, Clock::now() + milliseconds(2));
     if (until == Clock::time_point::max()) {
       cv_.wait(lock, [this] { return stop_ || suspend_ || !inbox_.empty(); });

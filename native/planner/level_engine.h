@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "execution.h"
@@ -35,6 +36,9 @@ struct EngineOptions {
   uint32_t idleStepMs = 100;
   bool validate = false;     // replay every planned step in the independent Validator
   size_t maxEvents = 10000;  // events waiting for the caller beyond this are dropped (counted)
+  // A bot whose unconfirmed action holds the planning window shut this long is told (HeldUp),
+  // once per hold: the level's plan cannot run ahead of it. 0: never.
+  uint32_t heldUpMs = 2000;
 };
 
 enum class InputKind : uint8_t { SetMap = 0, AddBot, RemoveBot, Pause, Stuck, SetGoal, CancelGoal, Telemetry, CellFlags };
@@ -64,6 +68,7 @@ enum class EngineEventKind : uint8_t {
   BotAdded,
   Refused,          // input `op` for `bot` refused: `reason`
   Violation,        // validate: the Validator flagged the plan (`rule`, `text`)
+  HeldUp,           // `bot`'s unconfirmed `action` (planned at `step`, to `state`; `placed`: released) held planning for `ms`
 };
 
 struct EngineEvent {
@@ -77,6 +82,7 @@ struct EngineEvent {
   State state;
   bool placed = false;
   double ms = 0;
+  Action action = Action::Wait;  // HeldUp
   InputKind op = InputKind::SetMap;
   const char* reason = "";
   Rule rule = Rule::UnknownBot;
@@ -95,6 +101,12 @@ struct EngineOutput {
   size_t events = 0;
 };
 
+/** A bot the planner's window waited on, and for how long in all. */
+struct HeldUp {
+  BotId bot = -1;
+  double ms = 0;
+};
+
 struct EngineStats {
   bool hasMap = false;
   bool suspended = false;
@@ -111,6 +123,10 @@ struct EngineStats {
   uint64_t incompleteSteps = 0;
   uint64_t eventsDropped = 0;
   uint64_t violations = 0;
+  double windowWaitMs = 0;     // time a step was wanted but the slowest bot held the window shut
+  std::vector<HeldUp> heldUpBy;  // the bots it waited on longest, longest first (up to 3)
+  HeldUp holding;                // the bot it waits on now (-1: none), its waits before this one
+  std::chrono::steady_clock::time_point holdingSince;
   ExecutionCounters execution;
   Counters planner;
   double stepMsLast = 0, stepMsMax = 0;
@@ -158,6 +174,13 @@ class LevelEngine {
   std::unique_ptr<Execution> exec_;
   size_t violationsSeen_ = 0;
   uint64_t steps_ = 0, idleSteps_ = 0, overBudget_ = 0, refused_ = 0, inputsDone_ = 0;
+  // The window's waits, by the bot that held it: which bot (or link) keeps a level behind.
+  BotId holder_ = -1;
+  bool holdTold_ = false;
+  std::chrono::steady_clock::time_point heldSince_;
+  std::unordered_map<BotId, uint64_t> heldUpMicros_;
+  uint64_t windowWaitMicros_ = 0;
+  void noteHolder(std::vector<EngineEvent>& events);
   // shared, under mu_
   mutable std::mutex mu_;
   std::condition_variable cv_;

@@ -110,6 +110,15 @@ struct EngineState {
         if (e.goal > 0) num("goal", static_cast<double>(e.goal));
         o.Set("reason", e.reason);
         break;
+      case wp::EngineEventKind::HeldUp:
+        num("bot", e.bot);
+        o.Set("action", ActionName(e.action));
+        num("from", e.cell);
+        o.Set("to", StateToJs(env, e.state));
+        o.Set("released", Napi::Boolean::New(env, e.placed));
+        num("step", static_cast<double>(e.step));
+        num("ms", e.ms);
+        break;
       case wp::EngineEventKind::Violation:
         num("step", static_cast<double>(e.step));
         num("bot", e.bot);
@@ -244,7 +253,7 @@ LevelPlanner::LevelPlanner(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Le
   double memoryMb = 256, seed = 1;
   if (!Option(env, o, "stepBudgetMs", c.stepBudgetMs, 1, 60000) || !Option(env, o, "window", c.execution.window, 1, 10000) ||
       !Option(env, o, "maxReleasedActions", c.execution.maxReleased, 1, 32) ||
-      !Option(env, o, "idleStepMs", c.idleStepMs, 0, 60000) || !Option(env, o, "stallSteps", c.planner.stallSteps, 1, 1000000) ||
+      !Option(env, o, "idleStepMs", c.idleStepMs, 0, 60000) || !Option(env, o, "heldUpMs", c.heldUpMs, 0, 3600000) || !Option(env, o, "stallSteps", c.planner.stallSteps, 1, 1000000) ||
       !Option(env, o, "escapeBots", c.planner.escapeBots, 0, 1000) ||
       !Option(env, o, "heuristicMemoryMb", memoryMb, 1, 1048576) || !Option(env, o, "seed", seed, 0, 9007199254740991.0) ||
       !Option(env, o, "maxEvents", c.maxEvents, 1, 10000000) || !BoolOption(env, o, "corridorGuidance", c.planner.corridorGuidance) ||
@@ -402,6 +411,15 @@ Napi::Value LevelPlanner::Stats(const Napi::CallbackInfo& info) {
   num(o, "incompleteSteps", static_cast<double>(s.incompleteSteps));
   num(o, "eventsDropped", static_cast<double>(s.eventsDropped));
   num(o, "violations", static_cast<double>(s.violations));
+  num(o, "windowWaitMs", s.windowWaitMs);
+  Napi::Array heldUpBy = Napi::Array::New(env, s.heldUpBy.size());
+  for (size_t i = 0; i < s.heldUpBy.size(); ++i) {
+    Napi::Object h = Napi::Object::New(env);
+    num(h, "bot", static_cast<double>(s.heldUpBy[i].bot));
+    num(h, "ms", s.heldUpBy[i].ms);
+    heldUpBy.Set(static_cast<uint32_t>(i), h);
+  }
+  o.Set("heldUpBy", heldUpBy);
   Napi::Object actions = Napi::Object::New(env);
   num(actions, "planned", static_cast<double>(s.execution.planned));
   num(actions, "released", static_cast<double>(s.execution.released));

@@ -44,6 +44,7 @@ const char* EventName(wp::EngineEventKind k) {
     case wp::EngineEventKind::BotAdded: return "bot_added";
     case wp::EngineEventKind::Refused: return "refused";
     case wp::EngineEventKind::Violation: return "violation";
+    case wp::EngineEventKind::HeldUp: return "held_up";
   }
   return "?";
 }

@@ -81,7 +81,13 @@ export type PlannerEvent =
   /** An input was refused: no_map, unknown_bot, bot_exists, cell_blocked, cell_taken; `cell`: the cell it named, `goal`: a refused goal's number. */
   | { kind: 'refused'; op: PlannerOp; bot?: number; cell?: number; goal?: number; reason: string }
   /** With `validate`: the independent validator flagged the plan (a bug: report it). */
-  | { kind: 'violation'; step: number; bot: number; other: number; cell: number; rule: string; detail: string };
+  | { kind: 'violation'; step: number; bot: number; other: number; cell: number; rule: string; detail: string }
+  /**
+   * The plan cannot run further ahead until this bot's `action` (from cell `from` to `to`,
+   * planned at `step`) is confirmed by its telemetry; it has held the level's planning for `ms`.
+   * `released` false: it waits for nothing more and is about to be given to the bot.
+   */
+  | { kind: 'held_up'; bot: number; action: PlannerActionName; from: number; to: PlanState; released: boolean; step: number; ms: number };
 
 export interface LevelPlannerOptions {
   /** The level; or call setMap() later (inputs before it are refused with no_map). */
@@ -109,6 +115,8 @@ export interface LevelPlannerOptions {
   validate?: boolean;
   /** Events waiting for JS beyond this are dropped and counted (default 10000). */
   maxEvents?: number;
+  /** A bot whose unconfirmed action holds planning back this long is told once per hold (a `held_up` event; 0..3600000 ms, default 2000, 0 never). */
+  heldUpMs?: number;
 }
 
 export interface LevelPlannerStats {
@@ -132,6 +140,10 @@ export interface LevelPlannerStats {
   eventsDropped: number;
   /** With `validate`: rules the plan broke (always 0 unless there is a bug). */
   violations: number;
+  /** Time a step was wanted but the slowest bot's unconfirmed actions held the window shut (ms). */
+  windowWaitMs: number;
+  /** The bots the window waited on longest (following the actions they wait on), longest first, up to 3. */
+  heldUpBy: { bot: number; ms: number }[];
   actions: { planned: number; released: number; confirmed: number; dropped: number };
   /** Drops of planned actions (each with the actions waiting on them). */
   replans: number;

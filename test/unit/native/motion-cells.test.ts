@@ -8,7 +8,8 @@
 import t from 'tap';
 import { buildSite } from '../../../src/domain/site/load.js';
 import { createLevelPlanner, CELL_BARRED_LOADED, type LevelPlanner } from '../../../src/native/planner.js';
-import { PlannedMotion } from '../../../src/brain/worker/motion/planned-motion.js';
+import { PlannedMotion, RELEASED_ACTIONS } from '../../../src/brain/worker/motion/planned-motion.js';
+import type { GoalOutcome } from '../../../src/brain/worker/motion/motion.js';
 import { levelGrid } from '../../../src/brain/worker/motion/level-grid.js';
 import type { BotEvent, BotState, CommandOutcome } from '../../../src/lines/events.js';
 import type { Command } from '../../../src/native/link.js';
@@ -27,8 +28,8 @@ const occupied = (x: number, y: number) => x === 1 && y === 2;
 const MOVE_MS = 37;
 const TURN_MS = 10;
 
-function world(t: { teardown(fn: () => unknown): void }, faultClearMs = 0, occupiedAt = occupied) {
-  const planner = createLevelPlanner({ grid: levelGrid(level, occupiedAt), durations: { forward: 1, turn: 1, lift: 1, lower: 1 }, seed: 1 });
+function world(t: { teardown(fn: () => unknown): void }, faultClearMs = 0, occupiedAt = occupied, maxReleasedActions = 1) {
+  const planner = createLevelPlanner({ grid: levelGrid(level, occupiedAt), durations: { forward: 1, turn: 1, lift: 1, lower: 1 }, seed: 1, maxReleasedActions });
   const flags: [number, number][] = [];
   const recording: LevelPlanner = Object.create(planner) as LevelPlanner;
   recording.setCellFlags = (cell, f) => {
@@ -127,6 +128,50 @@ t.test('a move is commanded at the time the motion is given for one cell, plus t
   const step = (segment as Extract<Command, { type: 'SEGMENT' }>).steps[0]!;
   t.equal(step.action, 'MOVE_S', 'south, from (4,1) to (4,2)');
   t.equal(step.duration_ms, MOVE_MS + TURN_MS, 'one cell, and the quarter turn from east');
+});
+
+t.test('a bot given moves ahead runs the next one without stopping: it is sent before the last is confirmed', async (t) => {
+  // One move at a time, each cost its confirmation's round trip, and on a busy site the slowest
+  // bot held its whole level's plan back by that much a step.
+  const w = world(t, 0, occupied, RELEASED_ACTIONS);
+  w.telemetry(1, 1, 'DOWN');
+  await until('the bot to be placed', async () => w.motion.bots().length === 1, 5000);
+  let outcome: GoalOutcome | undefined;
+  void w.motion.go(1, { x: 6, y: 1, then: 'none' }).then((o) => (outcome = o));
+  const segments = () => w.sent.filter((c): c is Extract<Command, { type: 'SEGMENT' }> => c.type === 'SEGMENT');
+  await until('two moves', async () => segments().length === 2, 5000);
+  t.match(segments().map((c) => [c.segment, c.x, c.y, c.steps[0]!.action, c.steps[0]!.duration_ms]), [[1, 1, 1, 'MOVE_E', MOVE_MS], [2, 2, 1, 'MOVE_E', MOVE_MS]], 'the second queued behind the first, from its end');
+  // Stale telemetry from before the first move confirms nothing: no third move yet.
+  w.telemetry(1, 1, 'DOWN');
+  await new Promise((r) => setTimeout(r, 100));
+  t.equal(segments().length, 2, 'at most two moves at once');
+  // Running the second: the first is done, and the third goes.
+  w.telemetry(2, 1, 'DOWN', { motion: 'MOVING', segment: 2, step: 0 });
+  await until('a third move', async () => segments().length === 3, 5000);
+  t.match(segments()[2], { segment: 3, x: 3, y: 1 });
+  w.telemetry(4, 1, 'DOWN', { segment: 3 });
+  await until('the last two moves', async () => segments().length === 5, 5000);
+  t.match(segments().slice(3).map((c) => [c.x, c.y]), [[4, 1], [5, 1]]);
+  w.telemetry(6, 1, 'DOWN', { segment: 5 });
+  await until('the goal', async () => outcome, 5000);
+  t.same(outcome, { ok: true });
+});
+
+t.test('a lift given with the move before it goes only once the bot rests from that move', async (t) => {
+  const w = world(t, 0, occupied, RELEASED_ACTIONS);
+  w.telemetry(1, 1, 'DOWN');
+  await until('the bot to be placed', async () => w.motion.bots().length === 1, 5000);
+  let outcome: GoalOutcome | undefined;
+  void w.motion.go(1, { x: 1, y: 2, then: 'lift' }).then((o) => (outcome = o));
+  await until('the move', async () => w.sent.some((c) => c.type === 'SEGMENT'), 5000);
+  w.telemetry(1, 2, 'DOWN', { motion: 'MOVING', segment: 1, step: 0 });
+  await new Promise((r) => setTimeout(r, 100));
+  t.notOk(w.sent.some((c) => c.type === 'LIFT'), 'no LIFT while the bot moves');
+  w.telemetry(1, 2, 'DOWN', { segment: 1 });
+  await until('the lift', async () => w.sent.some((c) => c.type === 'LIFT'), 5000);
+  w.telemetry(1, 2, 'UP', { segment: 1 });
+  await until('the goal', async () => outcome, 5000);
+  t.same(outcome, { ok: true });
 });
 
 t.test('a level refresh does not bar the cell of a bot holding its carrier up there', async (t) => {

@@ -181,6 +181,61 @@ t.test('a stuck bot: its cells are avoided until it reports and is released', as
   t.match(lp.stats(), { heldCells: 0, violations: 0, deviations: 0 });
 });
 
+t.test('a stuck bot given several moves holds the cells it may be on until it reports at rest on one', async (t) => {
+  const lp = createLevelPlanner({ grid: openGrid(8, 1), validate: true, idleStepMs: 5, maxReleasedActions: 3 });
+  t.teardown(() => lp.close());
+  const { commands } = recorder(lp);
+  lp.addBot(1, at(0));
+  lp.setGoal(1, { cell: 7 });
+  await until('three moves given', async () => commands.filter((c) => c.bot === 1).length === 3);
+  t.same(commands.map((c) => c.to.cell), [1, 2, 3]);
+  // It faults somewhere along them: all three cells are its own.
+  lp.setStuck(1, true);
+  await until('the hold', async () => lp.stats().heldCells === 3);
+  // At rest on the first: the two ahead are free again (a bot sent to them is not refused).
+  lp.reportTelemetry(1, at(1));
+  await until('the hold narrowed', async () => lp.stats().heldCells === 1);
+  // A report somewhere it cannot be leaves the hold as it is.
+  lp.reportTelemetry(1, at(6));
+  await turn();
+  await new Promise((r) => setTimeout(r, 50));
+  t.equal(lp.stats().heldCells, 1);
+  lp.reportTelemetry(1, at(1));
+  lp.setStuck(1, false);
+  await until('released', async () => lp.stats().heldCells === 0);
+  t.match(lp.stats(), { violations: 0 });
+});
+
+t.test('stats name the bot whose unconfirmed action holds the planning window shut', async (t) => {
+  const lp = createLevelPlanner({ grid: openGrid(12, 2), validate: true, idleStepMs: 5, heldUpMs: 100 });
+  t.teardown(() => lp.close());
+  const { commands, events, executing } = recorder(lp);
+  executing.add(1);
+  lp.addBot(1, at(12));
+  lp.addBot(2, at(0));
+  lp.setGoal(1, { cell: 23 });
+  // Bot 2 is given its first move and never confirms it: the plan cannot run ahead of it.
+  lp.setGoal(2, { cell: 11 });
+  await until('bot 2 is given a move', async () => commands.some((c) => c.bot === 2));
+  await until('the window waits on bot 2', async () => lp.stats().windowWaitMs > 50);
+  const s = lp.stats();
+  t.equal(s.heldUpBy[0]?.bot, 2, `held up by ${JSON.stringify(s.heldUpBy)}`);
+  t.ok(s.heldUpBy[0]!.ms <= s.windowWaitMs + 1e-6, 'no bot waited on longer than the window was shut');
+  // Told once, even though no input comes meanwhile.
+  const told = await until('the hold is told', async () => events.find((e) => e.kind === 'held_up'));
+  t.match(told, { kind: 'held_up', bot: 2, action: 'forward', from: 0, to: { cell: 1 }, released: true, step: 0 });
+  t.ok(told.kind === 'held_up' && told.ms >= 100);
+  await new Promise((r) => setTimeout(r, 300));
+  t.equal(events.filter((e) => e.kind === 'held_up').length, 1, 'once per hold');
+  t.notOk(events.some((e) => e.kind === 'goal_reached' && e.bot === 2));
+  // Its confirmation opens the window again: the waits stop growing on its account alone.
+  executing.add(2);
+  const last = commands.filter((c) => c.bot === 2).at(-1)!;
+  lp.reportTelemetry(2, last.to);
+  await until('bot 2 arrives', async () => events.some((e) => e.kind === 'goal_reached' && e.bot === 2));
+  t.match(lp.stats(), { violations: 0, deviations: 0 });
+});
+
 t.test('a goal with lift and stay: the bot lifts there and stays until its next goal', async (t) => {
   const lp = createLevelPlanner({ grid: openGrid(4, 2), validate: true, idleStepMs: 5 });
   t.teardown(() => lp.close());

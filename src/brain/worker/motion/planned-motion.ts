@@ -15,9 +15,9 @@
 import type { SiteLevel } from '../../../domain/site/load.js';
 import type { Logger } from '../../../log/logger.js';
 import type { Command } from '../../../native/link.js';
-import type { Heading } from '../../../link/protocol/messages.js';
+import type { Heading, Telemetry } from '../../../link/protocol/messages.js';
 import { FAULT_BY_NAME, STOPPING_FLAGS } from '../../../link/protocol/faults.js';
-import { type LevelPlanner, type LevelPlannerStats, type PlannedAction, type PlannerEvent, type PlanState } from '../../../native/planner.js';
+import { type LevelPlanner, type LevelPlannerStats, type PlannedAction, type PlannerEvent, type PlanState, type PlannerHeading } from '../../../native/planner.js';
 import type { BotEvent, BotState, CommandOutcome } from '../../../lines/events.js';
 import { cellFlags, moveStep, plannerHeading } from './level-grid.js';
 import type { FailureCause, GoalOutcome, LevelMotion, MotionBot, MotionGoal, Standing } from './motion.js';
@@ -51,13 +51,35 @@ export interface PlannedMotionOptions {
   faultClearMs: () => number;
 }
 
+/** An action released to a bot: `sent` once its command went out; a move's SEGMENT number. */
+interface Underway {
+  action: PlannedAction;
+  sent: boolean;
+  segment: number;
+}
+
+/** Moves a bot runs at once: one under way and the next queued behind it (PROTOCOL.md SEGMENT). */
+const MOVES_AHEAD = 2;
+
+/**
+ * Actions the planner gives a bot at once (its `maxReleasedActions`): a move, the turns after
+ * it and the next move, so that the next move is queued before the bot ends the one it runs.
+ */
+export const RELEASED_ACTIONS = 3;
+
 interface BotRun {
   id: number;
   telemetry: BotState | undefined;
   planned: boolean;
   goal: { goal: MotionGoal; resolve: (o: GoalOutcome) => void } | undefined;
-  /** The action the bot is carrying out, waiting for telemetry to confirm `to`. */
-  pending: PlannedAction | undefined;
+  /** The actions released to it and not yet confirmed by its telemetry, in order. */
+  underway: Underway[];
+  /** When (performance.now()) its latest command went out, and when the bot accepted it. */
+  sentAt?: number;
+  acceptedAt?: number;
+  /** Its latest telemetry report, and when it arrived (performance.now()). */
+  report?: Telemetry;
+  heardAt?: number;
   segment: number;
   paused: boolean;
   /** While a FAULT_CLEAR is scheduled or under way: when (performance.now()) it goes out. */
@@ -121,7 +143,7 @@ export class PlannedMotion implements LevelMotion {
       // A bot is the brain's to use once its planner knows where it is.
       if (!t || !r.planned) continue;
       out.push({
-        id: r.id, level_id: this.levelId, online: t.online, idle: r.goal === undefined && r.pending === undefined && !r.stuck && !r.parked, x: t.x, y: t.y,
+        id: r.id, level_id: this.levelId, online: t.online, idle: r.goal === undefined && r.underway.length === 0 && !r.stuck && !r.parked, x: t.x, y: t.y,
         lifted: t.carrier_held, charging: this.isCharging(r), battery: t.battery_level, faulted: (t.faults & STOPPING_FLAGS) !== 0, stuck: r.stuck || r.parked,
       });
     }
@@ -223,12 +245,12 @@ export class PlannedMotion implements LevelMotion {
 
   abandon(botId: number): boolean {
     const r = this.runs.get(botId);
-    if (!r?.goal || r.pending?.action === 'lift' || r.telemetry?.carrier_held) return false;
+    if (!r?.goal || r.underway.some((u) => u.action.action === 'lift') || r.telemetry?.carrier_held) return false;
     // On its goal cell, or entering it, its lift may be released already (the planner releases
     // it once the last move is confirmed): too late to be sure nothing is lifted.
     const goal = r.goal.goal.y * this.o.level.width + r.goal.goal.x;
     const t = r.telemetry;
-    if (r.pending?.to.cell === goal || (t && t.y * this.o.level.width + t.x === goal)) return false;
+    if (r.underway.some((u) => u.action.to.cell === goal) || (t && t.y * this.o.level.width + t.x === goal)) return false;
     this.finish(botId, { ok: false, reason: 'its job was cancelled', cause: 'cancelled' });
     return true;
   }
@@ -288,13 +310,14 @@ export class PlannedMotion implements LevelMotion {
     this.o.logger.info({
       level_id: this.levelId, steps: s.steps, bots: s.bots, goals_reached: s.goals.reached, stalls: s.stalls, escapes: s.escapes,
       step_ms_p99: s.stepMs.p99, over_budget: s.overBudget, replans: s.replans, violations: s.violations,
+      window_wait_ms: Math.round(s.windowWaitMs), held_up_by: s.heldUpBy.map((h) => `${h.bot}:${Math.round(h.ms)}ms`).join(' '),
     }, 'level planner summary');
   }
 
   private run(id: number): BotRun {
     let r = this.runs.get(id);
     if (!r) {
-      r = { id, telemetry: undefined, planned: false, goal: undefined, pending: undefined, segment: 0, paused: this.paused, latchFollowed: false, stuck: false, lostLink: false, lostHolding: false, parked: false, charging: 'no' };
+      r = { id, telemetry: undefined, planned: false, goal: undefined, underway: [], segment: 0, paused: this.paused, latchFollowed: false, stuck: false, lostLink: false, lostHolding: false, parked: false, charging: 'no' };
       this.runs.set(id, r);
     }
     return r;
@@ -305,6 +328,7 @@ export class PlannedMotion implements LevelMotion {
     if (!r) return;
     const before = r.telemetry;
     r.telemetry = event.bot;
+    r.heardAt = performance.now();
     if (event.kind === 'fault' && event.fault.fault_state === 'RAISED' && (event.fault.severity === 'ERROR' || event.fault.severity === 'FATAL')) {
       // Its latch is this fault's: cleared below (ERROR), or left for a technician (FATAL).
       r.latchFollowed = true;
@@ -323,6 +347,7 @@ export class PlannedMotion implements LevelMotion {
     // Back on the line, a bot is freed by its first telemetry at rest (below), not here: it may
     // have finished a segment or a lift while off it, and the planner must place it as it is.
     if (event.kind !== 'telemetry') return;
+    r.report = event.telemetry;
     if (r.charging === 'asked' && event.bot.is_charging) r.charging = 'seen';
     // Charged (or full already when asked, so it never showed charging): the charger is free
     // for the next bot, which may push this one aside.
@@ -355,12 +380,10 @@ export class PlannedMotion implements LevelMotion {
       if (r.refusedAt !== undefined && performance.now() - r.refusedAt > 1000 && event.bot.online && (t.faults & STOPPING_FLAGS) === 0 && !r.lostLink) this.free(r);
       return;
     }
-    const p = r.pending;
-    if (!p || t.motion === 'MOVING') return;
-    const done = p.action === 'lift' ? t.lift === 'UP' : p.action === 'lower' ? t.lift === 'DOWN' : state.cell === p.to.cell;
-    if (!done) return;
-    r.pending = undefined;
-    this.o.planner.reportTelemetry(r.id, p.to);
+    const done = finished(r, t, state.cell);
+    if (done === 0) return;
+    this.confirm(r, done);
+    this.carryOn(r);
   }
 
   /** What the level's planner tells: goals reached or out of reach, refusals. */
@@ -390,6 +413,9 @@ export class PlannedMotion implements LevelMotion {
         this.o.logger.warn({ level_id: this.levelId, event: e }, 'planner refused an input');
         break;
       }
+      case 'held_up':
+        this.heldUp(e);
+        break;
       case 'violation':
         this.o.logger.error({ level_id: this.levelId, event: e }, 'planner validation failed');
         break;
@@ -404,46 +430,103 @@ export class PlannedMotion implements LevelMotion {
     }
   }
 
-  /** Carries out one action the planner released for a bot. */
+  /**
+   * The level's plan waits on one bot's action: what the brain knows of it (its command, its
+   * telemetry) tells a slow line from a slow bot or a confirmation that never came.
+   */
+  private heldUp(e: Extract<PlannerEvent, { kind: 'held_up' }>): void {
+    const r = this.runs.get(e.bot);
+    const now = performance.now();
+    const ago = (t: number | undefined) => (t === undefined ? null : Math.round(now - t));
+    const t = r?.telemetry;
+    const m = r?.report;
+    this.o.logger.info({
+      level_id: this.levelId, bot_id: e.bot, action: e.action, from: this.xy(e.from), to: this.xy(e.to.cell), released: e.released, held_ms: Math.round(e.ms),
+      underway: r?.underway.map((u) => `${u.action.action}${u.sent ? '' : ' (held)'}`) ?? null, sent_ms_ago: ago(r?.sentAt), accepted_ms_ago: ago(r?.acceptedAt), heard_ms_ago: ago(r?.heardAt),
+      telemetry: t ? { x: t.x, y: t.y, online: t.online, faults: t.faults, charging: t.is_charging, motion: m?.motion ?? null, lift: m?.lift ?? null } : null,
+    }, 'level planning waits on one bot');
+  }
+
+  /** Takes on one action the planner released for a bot. */
   private perform(a: PlannedAction): void {
     const r = this.runs.get(a.bot);
     if (!r) return;
-    switch (a.action) {
-      case 'turn_left':
-      case 'turn_right':
-      case 'wait':
-        this.o.planner.reportTelemetry(a.bot, a.to);
-        return;
-      case 'forward': {
-        r.pending = a;
-        r.segment = (r.segment + 1) & 0xff;
-        const { x, y } = this.xy(a.from.cell);
-        // The planner's turns were confirmed without moving (the protocol has no turn step): the
-        // bot turns now, within this move, so the move gets the time of the turns it still owes.
-        const step = moveStep(a.from.cell, a.to.cell, this.o.level.width, a.durationSteps * this.o.moveMs);
-        const physical = r.telemetry ? plannerHeading(r.telemetry.heading as Heading) : a.to.heading;
-        const quarters = Math.min((a.to.heading - physical + 4) % 4, (physical - a.to.heading + 4) % 4);
-        step.duration_ms += quarters * this.o.turnMs;
-        void this.command(r, { type: 'SEGMENT', segment: r.segment, start_delay_ms: 0, x, y, steps: [step] });
-        return;
-      }
-      case 'lift':
-      case 'lower': {
-        r.pending = a;
-        const { x, y } = this.xy(a.from.cell);
-        // The cell's flags follow the carrier: lifted off, it no longer bars loaded bots; set
-        // down (storage, buffer or balcony port), it does.
-        this.o.planner.setCellFlags(a.from.cell, cellFlags(this.o.level, x, y, a.action === 'lower'));
-        void this.command(r, { type: a.action === 'lift' ? 'LIFT' : 'LOWER' });
+    r.underway.push({ action: a, sent: false, segment: -1 });
+    this.confirm(r, 0);
+    this.carryOn(r);
+  }
+
+  /**
+   * Confirms to the planner the first `done` actions under way and the turns and waits right
+   * after them: the protocol has no turn step, so a bot makes its turns within its next move.
+   */
+  private confirm(r: BotRun, done: number): void {
+    while (done < r.underway.length && !movesOrLifts(r.underway[done]!.action)) done++;
+    if (done === 0) return;
+    const last = r.underway[done - 1]!.action;
+    r.underway.splice(0, done);
+    this.o.planner.reportTelemetry(r.id, last.to);
+  }
+
+  /**
+   * Sends the commands of the actions under way that may go now. A move goes while the bot
+   * runs at most one other, so that it starts without stopping in between (the confirmation's
+   * round trip is then off the bot's path); a lift or lowering goes once the bot rests, every
+   * move before it confirmed, and nothing after it goes before it is done.
+   */
+  private carryOn(r: BotRun): void {
+    let moves = 0;
+    let heading: PlannerHeading | undefined;
+    for (let i = 0; i < r.underway.length; i++) {
+      const u = r.underway[i]!;
+      const a = u.action;
+      if (a.action === 'forward') {
+        if (moves === MOVES_AHEAD) return;
+        if (!u.sent) this.move(r, u, heading);
+        moves++;
+        heading = a.to.heading;
+      } else if (a.action === 'lift' || a.action === 'lower') {
+        if (i === 0 && !u.sent) this.lift(r, u);
         return;
       }
     }
   }
 
+  /** Sends a move; `heading`: where the bot faces when it starts (after the moves before it). */
+  private move(r: BotRun, u: Underway, heading: PlannerHeading | undefined): void {
+    const a = u.action;
+    u.sent = true;
+    r.segment = (r.segment + 1) & 0xff;
+    u.segment = r.segment;
+    const { x, y } = this.xy(a.from.cell);
+    // The planner's turns were confirmed without moving (the protocol has no turn step): the
+    // bot turns now, within this move, so the move gets the time of the turns it still owes.
+    const step = moveStep(a.from.cell, a.to.cell, this.o.level.width, a.durationSteps * this.o.moveMs);
+    const physical = heading ?? (r.telemetry ? plannerHeading(r.telemetry.heading as Heading) : a.to.heading);
+    const quarters = Math.min((a.to.heading - physical + 4) % 4, (physical - a.to.heading + 4) % 4);
+    step.duration_ms += quarters * this.o.turnMs;
+    void this.command(r, { type: 'SEGMENT', segment: u.segment, start_delay_ms: 0, x, y, steps: [step] });
+  }
+
+  private lift(r: BotRun, u: Underway): void {
+    const a = u.action;
+    u.sent = true;
+    const { x, y } = this.xy(a.from.cell);
+    // The cell's flags follow the carrier: lifted off, it no longer bars loaded bots; set
+    // down (storage, buffer or balcony port), it does.
+    this.o.planner.setCellFlags(a.from.cell, cellFlags(this.o.level, x, y, a.action === 'lower'));
+    void this.command(r, { type: a.action === 'lift' ? 'LIFT' : 'LOWER' });
+  }
+
   private async command(r: BotRun, command: Command): Promise<void> {
+    const sentAt = performance.now();
+    r.sentAt = sentAt;
     const outcome = await this.o.radio.send(this.levelId, r.id, command, 15_000);
     const failed = failure(command.type, outcome);
-    if (!failed) return;
+    if (!failed) {
+      if (r.sentAt === sentAt) r.acceptedAt = performance.now();
+      return;
+    }
     this.stuck(r, failed.reason, failed.cause);
     // A refusal without a fault leaves a working bot: once at rest it is placed where its
     // telemetry says and planned again (a fault waits for its clearing instead).
@@ -553,8 +636,9 @@ export class PlannedMotion implements LevelMotion {
 
   /** A bot that cannot go on: others route around it; its goal fails. */
   private stuck(r: BotRun, reason: string, cause: FailureCause): void {
-    if (r.pending?.action === 'lift' || r.pending?.action === 'lower') r.unsettled = { cell: r.pending.from.cell, noCarrier: cause === 'no_carrier' };
-    r.pending = undefined;
+    const lifting = r.underway.find((u) => u.sent && (u.action.action === 'lift' || u.action.action === 'lower'));
+    if (lifting) r.unsettled = { cell: lifting.action.from.cell, noCarrier: cause === 'no_carrier' };
+    r.underway.length = 0;
     r.stuck = true;
     if (r.planned) this.o.planner.setStuck(r.id, true);
     this.o.logger.warn({ level_id: this.levelId, bot_id: r.id, reason }, 'bot stopped');
@@ -600,6 +684,34 @@ export class PlannedMotion implements LevelMotion {
   private xy(cell: number): { x: number; y: number } {
     return { x: cell % this.o.level.width, y: Math.floor(cell / this.o.level.width) };
   }
+}
+
+/** Whether the bot carries the action out by itself (a move, a lift, a lowering), not within its next move. */
+function movesOrLifts(a: PlannedAction): boolean {
+  return a.action === 'forward' || a.action === 'lift' || a.action === 'lower';
+}
+
+/**
+ * How many of a bot's actions under way its telemetry shows done: every one before the move it
+ * runs now (by its SEGMENT number), and that move too once the bot rests on its end cell; a
+ * lift or lowering once the bot rests with its lift up or down.
+ */
+function finished(r: BotRun, t: Telemetry, cell: number): number {
+  const atRest = t.motion !== 'MOVING';
+  let running = -1;
+  for (let i = r.underway.length - 1; i >= 0; i--) {
+    const u = r.underway[i]!;
+    if (u.sent && u.action.action === 'forward' && u.segment === t.segment) {
+      running = i;
+      break;
+    }
+  }
+  if (running > 0) return atRest && cell === r.underway[running]!.action.to.cell ? running + 1 : running;
+  const first = r.underway[0];
+  if (!first?.sent || !atRest) return 0;
+  const a = first.action;
+  const done = a.action === 'lift' ? t.lift === 'UP' : a.action === 'lower' ? t.lift === 'DOWN' : cell === a.to.cell;
+  return done ? 1 : 0;
 }
 
 /** A floor tag's content: its cell, x and y as little-endian u16 (PROTOCOL.md, RFID). */
