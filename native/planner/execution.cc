@@ -517,7 +517,7 @@ Holding Execution::holding() const {
   }
   if (!oldest) return {};
   const Node& n = oldest->queue.front();
-  return Holding{oldest->id, n.action, n.from, n.to, n.start, oldest->released > 0};
+  return Holding{oldest->id, n.seq, n.action, n.from, n.to, n.start, oldest->released > 0};
 }
 
 size_t Execution::plan(Deadline deadline) {

@@ -55,6 +55,7 @@ struct Release {
 /** An unconfirmed action and its bot. */
 struct Holding {
   BotId bot = -1;
+  uint64_t seq = 0;       // the action's number in the plan
   Action action = Action::Wait;
   State from, to;
   int64_t planStep = 0;   // the planned step it starts at

@@ -273,31 +273,38 @@ void LevelEngine::refresh(EngineStats& s) const {
 void LevelEngine::noteHolder(std::vector<EngineEvent>& events) {
   const Holding h = exec_ && exec_->wantsStep() && !exec_->windowOpen() ? exec_->holding() : Holding{};
   const Clock::time_point t = Clock::now();
-  if (h.bot == holder_) {
-    const double ms = std::chrono::duration<double, std::milli>(t - heldSince_).count();
-    if (h.bot >= 0 && !holdTold_ && opt_.heldUpMs > 0 && ms >= opt_.heldUpMs) {
-      holdTold_ = true;
-      EngineEvent e;
-      e.kind = EngineEventKind::HeldUp;
-      e.bot = h.bot;
-      e.action = h.action;
-      e.cell = h.from.cell;
-      e.state = h.to;
-      e.step = h.planStep;
-      e.placed = h.released;
-      e.ms = ms;
-      events.push_back(e);
+  if (h.bot != holder_) {
+    if (holder_ >= 0) {
+      const auto us = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(t - heldSince_).count());
+      heldUpMicros_[holder_] += us;
+      windowWaitMicros_ += us;
     }
+    holder_ = h.bot;
+    heldSince_ = t;
+  }
+  if (h.bot < 0) {
+    heldAction_ = 0;
     return;
   }
-  if (holder_ >= 0) {
-    const auto us = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(t - heldSince_).count());
-    heldUpMicros_[holder_] += us;
-    windowWaitMicros_ += us;
+  if (h.seq != heldAction_) {
+    heldAction_ = h.seq;
+    actionSince_ = t;
+    actionTold_ = false;
+    return;
   }
-  holder_ = h.bot;
-  holdTold_ = false;
-  heldSince_ = t;
+  const double ms = std::chrono::duration<double, std::milli>(t - actionSince_).count();
+  if (actionTold_ || opt_.heldUpMs == 0 || ms < opt_.heldUpMs) return;
+  actionTold_ = true;
+  EngineEvent e;
+  e.kind = EngineEventKind::HeldUp;
+  e.bot = h.bot;
+  e.action = h.action;
+  e.cell = h.from.cell;
+  e.state = h.to;
+  e.step = h.planStep;
+  e.placed = h.released;
+  e.ms = ms;
+  events.push_back(e);
 }
 
 void LevelEngine::run() {
@@ -392,7 +399,7 @@ void LevelEngine::run() {
     Clock::time_point until = Clock::time_point::max();
     if (canStep) until = nextStep;
     // A hold not yet told is told on time even when no input comes meanwhile.
-    if (holder_ >= 0 && !holdTold_ && opt_.heldUpMs > 0) until = std::min(until, heldSince_ + milliseconds(opt_.heldUpMs));
+    if (holder_ >= 0 && !actionTold_ && opt_.heldUpMs > 0) until = std::min(until, actionSince_ + milliseconds(opt_.heldUpMs));
     if (retry) until = std::min(until, Clock::now() + milliseconds(2));
     if (until == Clock::time_point::max()) {
       cv_.wait(lock, [this] { return stop_ || suspend_ || !inbox_.empty(); });

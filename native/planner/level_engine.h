@@ -36,8 +36,10 @@ struct EngineOptions {
   uint32_t idleStepMs = 100;
   bool validate = false;     // replay every planned step in the independent Validator
   size_t maxEvents = 10000;  // events waiting for the caller beyond this are dropped (counted)
-  // A bot whose unconfirmed action holds the planning window shut this long is told (HeldUp),
-  // once per hold: the level's plan cannot run ahead of it. 0: never.
+  // An unconfirmed action that holds the planning window shut this long is told (HeldUp), once:
+  // the level's plan cannot run ahead of it. A bot that sets the pace by moving without a
+  // stop holds the window with one action after another, each briefly; one action held for
+  // seconds is a confirmation that does not come. 0: never.
   uint32_t heldUpMs = 2000;
 };
 
@@ -176,8 +178,10 @@ class LevelEngine {
   uint64_t steps_ = 0, idleSteps_ = 0, overBudget_ = 0, refused_ = 0, inputsDone_ = 0;
   // The window's waits, by the bot that held it: which bot (or link) keeps a level behind.
   BotId holder_ = -1;
-  bool holdTold_ = false;
   std::chrono::steady_clock::time_point heldSince_;
+  uint64_t heldAction_ = 0;  // the holder's action holding the window now, since actionSince_
+  std::chrono::steady_clock::time_point actionSince_;
+  bool actionTold_ = false;
   std::unordered_map<BotId, uint64_t> heldUpMicros_;
   uint64_t windowWaitMicros_ = 0;
   void noteHolder(std::vector<EngineEvent>& events);

@@ -115,7 +115,7 @@ export interface LevelPlannerOptions {
   validate?: boolean;
   /** Events waiting for JS beyond this are dropped and counted (default 10000). */
   maxEvents?: number;
-  /** A bot whose unconfirmed action holds planning back this long is told once per hold (a `held_up` event; 0..3600000 ms, default 2000, 0 never). */
+  /** An unconfirmed action that holds planning back this long is told, once (a `held_up` event; 0..3600000 ms, default 2000, 0 never). */
   heldUpMs?: number;
 }
 

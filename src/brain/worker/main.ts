@@ -25,7 +25,7 @@ import { SPARE_THREAD, type BeginBrain, type BrainInit, type BrainSettings, type
 import { Brain } from './brain.js';
 import { levelGrid } from './motion/level-grid.js';
 import type { LevelMotion } from './motion/motion.js';
-import { PlannedMotion, RELEASED_ACTIONS } from './motion/planned-motion.js';
+import { PLAN_WINDOW, PlannedMotion, RELEASED_ACTIONS } from './motion/planned-motion.js';
 import { standsOnItsCell } from './policy/places.js';
 import { BridgedRadio } from './radio.js';
 import { CommitFigures } from '../../domain/figures/commits.js';
@@ -94,7 +94,7 @@ if (init.links) {
     const occupied = (x: number, y: number) => standsOn(level.id, x, y);
     // A bot starts its next move without stopping, so the plan keeps pace with the bots.
     const planner = createLevelPlanner({
-      grid: levelGrid(level, occupied), durations: { forward: 1, turn: 1, lift, lower: lift }, seed: level.id, maxReleasedActions: RELEASED_ACTIONS,
+      grid: levelGrid(level, occupied), durations: { forward: 1, turn: 1, lift, lower: lift }, seed: level.id, maxReleasedActions: RELEASED_ACTIONS, window: PLAN_WINDOW,
     });
     motion.set(level.id, new PlannedMotion({
       level, planner, radio, logger: logger.child({ level_id: level.id }), moveMs: moveMs(BOT_MOTION.cellMs / speed), turnMs: Math.round(BOT_MOTION.turnMs / speed),

@@ -804,7 +804,7 @@ t.test('a simulated level: random maps, goals, delays, faults, pauses, bots comi
         wallPercent: fc.integer({ min: 0, max: 40 }),
         bots: fc.integer({ min: 1, max: 10 }),
         goalsPerBot: fc.integer({ min: 1, max: 4 }),
-        window: fc.integer({ min: 1, max: 10 }),
+        window: fc.integer({ min: 1, max: 32 }),
         maxReleasedActions: fc.integer({ min: 1, max: 3 }),
         turn: fc.integer({ min: 1, max: 2 }),
         lift: fc.integer({ min: 1, max: 3 }),

@@ -67,6 +67,14 @@ const MOVES_AHEAD = 2;
  */
 export const RELEASED_ACTIONS = 3;
 
+/**
+ * Steps a level's plan may run ahead of its slowest bot (the planner's `window`). Bots that
+ * follow each other enter each cell only once the one ahead has left it, each a move and a
+ * round trip behind: the last of a line of bots runs that many steps behind the plan, and a
+ * window shorter than the line slows the whole level to the line's pace.
+ */
+export const PLAN_WINDOW = 24;
+
 interface BotRun {
   id: number;
   telemetry: BotState | undefined;
@@ -444,7 +452,7 @@ export class PlannedMotion implements LevelMotion {
       level_id: this.levelId, bot_id: e.bot, action: e.action, from: this.xy(e.from), to: this.xy(e.to.cell), released: e.released, held_ms: Math.round(e.ms),
       underway: r?.underway.map((u) => `${u.action.action}${u.sent ? '' : ' (held)'}`) ?? null, sent_ms_ago: ago(r?.sentAt), accepted_ms_ago: ago(r?.acceptedAt), heard_ms_ago: ago(r?.heardAt),
       telemetry: t ? { x: t.x, y: t.y, online: t.online, faults: t.faults, charging: t.is_charging, motion: m?.motion ?? null, lift: m?.lift ?? null } : null,
-    }, 'level planning waits on one bot');
+    }, 'level planning waits on one action of a bot');
   }
 
   /** Takes on one action the planner released for a bot. */
