@@ -150,15 +150,19 @@ function heard(message: ToBrain): void {
 }
 
 /**
- * Stops in the order that leaves nothing native running: dispatch first, then the commands in
- * flight, then each level's planner thread (no callback after its close), then the store.
+ * Stops in the order that leaves nothing native running: dispatch first, then each level's
+ * planner thread (no callback after its close), then the store. The levels are closing before
+ * the commands in flight end as not delivered, so that those stop no bot: stopped, every bot
+ * with a move under way made its planner recompute its distances for the cells it held, and a
+ * level with hundreds of them did not stop in time.
  */
 async function stop(): Promise<void> {
   clearInterval(figuresTimer);
   stopTiming();
   await brain.stop();
+  const closing = [...motion.values()].map((m) => m.close());
   radio.close();
-  for (const m of motion.values()) await m.close();
+  await Promise.all(closing);
   work.close();
   places.close();
   stopBridge();

@@ -31,14 +31,19 @@ const TURN_MS = 10;
 function world(t: { teardown(fn: () => unknown): void }, faultClearMs = 0, occupiedAt = occupied, maxReleasedActions = 1) {
   const planner = createLevelPlanner({ grid: levelGrid(level, occupiedAt), durations: { forward: 1, turn: 1, lift: 1, lower: 1 }, seed: 1, maxReleasedActions });
   const flags: [number, number][] = [];
+  const stuck: [number, boolean][] = [];
   const recording: LevelPlanner = Object.create(planner) as LevelPlanner;
+  recording.setStuck = (id, s) => {
+    stuck.push([id, s]);
+    planner.setStuck(id, s);
+  };
   recording.setCellFlags = (cell, f) => {
     flags.push([cell, f]);
     planner.setCellFlags(cell, f);
   };
   const listeners: ((e: BotEvent) => void)[] = [];
   const sent: Command[] = [];
-  let answer: (c: Command) => CommandOutcome = () => ({ delivered: true, result: 'OK', detail: 0 });
+  let answer: (c: Command) => CommandOutcome | Promise<CommandOutcome> = () => ({ delivered: true, result: 'OK', detail: 0 });
   const radio = {
     send: async (_level: number, _node: number, command: Command) => {
       sent.push(command);
@@ -73,7 +78,7 @@ function world(t: { teardown(fn: () => unknown): void }, faultClearMs = 0, occup
     for (const l of listeners) l({ kind, bot: { ...state(x, y, lifted), online: kind === 'online' }, reason: 'silent' });
   };
   const flagOf = (x: number, y: number) => flags.filter(([c]) => c === y * W + x).at(-1)?.[1];
-  return { motion, sent, flags, flagOf, telemetry, fault, link, setAnswer: (f: typeof answer) => (answer = f) };
+  return { motion, sent, flags, stuck, flagOf, telemetry, fault, link, setAnswer: (f: typeof answer) => (answer = f) };
 }
 
 t.test('a LIFT that does not complete leaves its cell barred while the carrier is still down there', async (t) => {
@@ -172,6 +177,24 @@ t.test('a lift given with the move before it goes only once the bot rests from t
   w.telemetry(1, 2, 'UP', { segment: 1 });
   await until('the goal', async () => outcome, 5000);
   t.same(outcome, { ok: true });
+});
+
+t.test('commands still in flight as the level closes stop no bot', async (t) => {
+  // Each bot they stopped had its cells held, and every hold made the planner recompute its
+  // distances: with hundreds of moves under way a level did not stop in time.
+  const w = world(t, 0, occupied, RELEASED_ACTIONS);
+  let endInFlight: (o: CommandOutcome) => void = () => undefined;
+  const inFlight = new Promise<CommandOutcome>((resolve) => (endInFlight = resolve));
+  w.setAnswer(() => inFlight);
+  w.telemetry(1, 1, 'DOWN');
+  await until('the bot to be placed', async () => w.motion.bots().length === 1, 5000);
+  void w.motion.go(1, { x: 6, y: 1, then: 'none' });
+  await until('a move in flight', async () => w.sent.some((c) => c.type === 'SEGMENT'), 5000);
+  const closing = w.motion.close();
+  endInFlight({ delivered: false, reason: 'the brain is stopping' });
+  await closing;
+  await new Promise((r) => setTimeout(r, 20));
+  t.same(w.stuck, [], 'no bot stopped');
 });
 
 t.test('a level refresh does not bar the cell of a bot holding its carrier up there', async (t) => {

@@ -124,6 +124,8 @@ export class PlannedMotion implements LevelMotion {
   private readonly stops: (() => void)[] = [];
   private readonly backListeners = new Set<(botId: number, standing: Standing) => void>();
   private paused = false;
+  /** Closing: commands still in flight end as not delivered, which stops no bot. */
+  private closed = false;
 
   constructor(private readonly o: PlannedMotionOptions) {
     this.levelId = o.level.id;
@@ -302,6 +304,7 @@ export class PlannedMotion implements LevelMotion {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     for (const stop of this.stops) stop();
     this.logSummary();
     for (const r of this.runs.values()) this.finish(r.id, { ok: false, reason: 'the brain is stopping', cause: 'stopping' });
@@ -513,9 +516,10 @@ export class PlannedMotion implements LevelMotion {
     const physical = heading ?? (r.telemetry ? plannerHeading(r.telemetry.heading as Heading) : a.to.heading);
     const quarters = Math.min((a.to.heading - physical + 4) % 4, (physical - a.to.heading + 4) % 4);
     step.duration_ms += quarters * this.o.turnMs;
-    void this.command(r, { type: 'SEGMENT', segment: u.segment, start_delay_ms: 0, x, y, steps: [step] });
+    void this.command(r, u, { type: 'SEGMENT', segment: u.segment, start_delay_ms: 0, x, y, steps: [step] });
   }
 
+  /** Sends a lift or a lowering: the bot rests, every move before it confirmed. */
   private lift(r: BotRun, u: Underway): void {
     const a = u.action;
     u.sent = true;
@@ -523,18 +527,22 @@ export class PlannedMotion implements LevelMotion {
     // The cell's flags follow the carrier: lifted off, it no longer bars loaded bots; set
     // down (storage, buffer or balcony port), it does.
     this.o.planner.setCellFlags(a.from.cell, cellFlags(this.o.level, x, y, a.action === 'lower'));
-    void this.command(r, { type: a.action === 'lift' ? 'LIFT' : 'LOWER' });
+    void this.command(r, u, { type: a.action === 'lift' ? 'LIFT' : 'LOWER' });
   }
 
-  private async command(r: BotRun, command: Command): Promise<void> {
+  /** Sends the command of an action under way; a refusal stops the bot, unless its actions were dropped meanwhile. */
+  private async command(r: BotRun, u: Underway, command: Command): Promise<void> {
     const sentAt = performance.now();
     r.sentAt = sentAt;
     const outcome = await this.o.radio.send(this.levelId, r.id, command, 15_000);
+    if (this.closed) return;
     const failed = failure(command.type, outcome);
     if (!failed) {
       if (r.sentAt === sentAt) r.acceptedAt = performance.now();
       return;
     }
+    // The move queued behind a refused one is refused too: the bot is stopped once.
+    if (!r.underway.includes(u)) return;
     this.stuck(r, failed.reason, failed.cause);
     // A refusal without a fault leaves a working bot: once at rest it is placed where its
     // telemetry says and planned again (a fault waits for its clearing instead).
