@@ -12,6 +12,13 @@ namespace {
 
 constexpr size_t kRingSize = 4096;  // step times kept for the percentiles in stats()
 
+/** Puts `h` in `top` (longest first, at most 3 kept), replacing the entry of its bot. */
+void rank(std::vector<HeldUp>& top, const HeldUp& h) {
+  std::erase_if(top, [&](const HeldUp& o) { return o.bot == h.bot; });
+  top.insert(std::find_if(top.begin(), top.end(), [&](const HeldUp& o) { return o.ms < h.ms; }), h);
+  if (top.size() > 3) top.pop_back();
+}
+
 uint64_t cpuNs(clockid_t clock) {
   timespec ts{};
   if (clock_gettime(clock, &ts) != 0) return 0;
@@ -97,10 +104,7 @@ EngineStats LevelEngine::stats() const {
   if (s.holding.bot >= 0) {
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - s.holdingSince).count();
     s.windowWaitMs += ms;
-    HeldUp now{s.holding.bot, s.holding.ms + ms};
-    std::erase_if(s.heldUpBy, [&](const HeldUp& h) { return h.bot == now.bot; });
-    s.heldUpBy.insert(std::find_if(s.heldUpBy.begin(), s.heldUpBy.end(), [&](const HeldUp& h) { return h.ms < now.ms; }), now);
-    if (s.heldUpBy.size() > 3) s.heldUpBy.pop_back();
+    rank(s.heldUpBy, HeldUp{s.holding.bot, s.holding.ms + ms});
   }
   return s;
 }
@@ -261,13 +265,7 @@ void LevelEngine::refresh(EngineStats& s) const {
     if (it != heldUpMicros_.end()) s.holding.ms = static_cast<double>(it->second) / 1000.0;
   }
   s.heldUpBy.clear();
-  for (const auto& [bot, us] : heldUpMicros_) {
-    const HeldUp h{bot, static_cast<double>(us) / 1000.0};
-    auto at = std::find_if(s.heldUpBy.begin(), s.heldUpBy.end(), [&](const HeldUp& o) { return o.ms < h.ms; });
-    if (at == s.heldUpBy.end() && s.heldUpBy.size() >= 3) continue;
-    s.heldUpBy.insert(at, h);
-    if (s.heldUpBy.size() > 3) s.heldUpBy.pop_back();
-  }
+  for (const auto& [bot, us] : heldUpMicros_) rank(s.heldUpBy, HeldUp{bot, static_cast<double>(us) / 1000.0});
 }
 
 void LevelEngine::noteHolder(std::vector<EngineEvent>& events) {
