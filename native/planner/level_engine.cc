@@ -264,18 +264,19 @@ void LevelEngine::refresh(EngineStats& s) const {
     auto it = heldUpMicros_.find(holder_);
     if (it != heldUpMicros_.end()) s.holding.ms = static_cast<double>(it->second) / 1000.0;
   }
-  s.heldUpBy.clear();
-  for (const auto& [bot, us] : heldUpMicros_) rank(s.heldUpBy, HeldUp{bot, static_cast<double>(us) / 1000.0});
+  s.heldUpBy = heldUpTop_;
 }
 
-void LevelEngine::noteHolder(std::vector<EngineEvent>& events) {
-  const Holding h = exec_ && exec_->wantsStep() && !exec_->windowOpen() ? exec_->holding() : Holding{};
+void LevelEngine::noteHolder(bool shut, std::vector<EngineEvent>& events) {
+  const Holding h = shut ? exec_->holding() : Holding{};
   const Clock::time_point t = Clock::now();
   if (h.bot != holder_) {
     if (holder_ >= 0) {
       const auto us = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(t - heldSince_).count());
-      heldUpMicros_[holder_] += us;
+      const uint64_t total = heldUpMicros_[holder_] += us;
       windowWaitMicros_ += us;
+      // Totals only grow, so ranking each as it grows keeps the top three right.
+      rank(heldUpTop_, HeldUp{holder_, static_cast<double>(total) / 1000.0});
     }
     holder_ = h.bot;
     heldSince_ = t;
@@ -349,9 +350,10 @@ void LevelEngine::run() {
     if (exec_) exec_->release(releases);
     for (Release& r : releases) r.input = inputsDone_;
     collect(events);
-    noteHolder(events);
+    const bool wants = exec_ && exec_->wantsStep();
+    const bool canStep = wants && exec_->windowOpen();
+    noteHolder(wants && !canStep, events);
     refresh(fresh);
-    const bool canStep = exec_ && exec_->wantsStep() && exec_->windowOpen();
 
     lock.lock();
     if (!releases.empty() || !events.empty()) {

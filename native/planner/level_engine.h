@@ -183,8 +183,10 @@ class LevelEngine {
   std::chrono::steady_clock::time_point actionSince_;
   bool actionTold_ = false;
   std::unordered_map<BotId, uint64_t> heldUpMicros_;
+  std::vector<HeldUp> heldUpTop_;  // the three largest of heldUpMicros_, longest first
   uint64_t windowWaitMicros_ = 0;
-  void noteHolder(std::vector<EngineEvent>& events);
+  /** Counts the window's wait (`shut`: a step is wanted and the window is shut) against the bot holding it. */
+  void noteHolder(bool shut, std::vector<EngineEvent>& events);
   // shared, under mu_
   mutable std::mutex mu_;
   std::condition_variable cv_;

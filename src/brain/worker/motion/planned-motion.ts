@@ -51,7 +51,7 @@ export interface PlannedMotionOptions {
   faultClearMs: () => number;
 }
 
-/** An action released to a bot: `sent` once its command went out; a move's SEGMENT number. */
+/** An action released to a bot: `sent` once its command went out; `segment`: a move's SEGMENT number once sent, else -1. */
 interface Underway {
   action: PlannedAction;
   sent: boolean;
@@ -717,7 +717,7 @@ function finished(r: BotRun, t: Telemetry, cell: number): number {
   let running = -1;
   for (let i = r.underway.length - 1; i >= 0; i--) {
     const u = r.underway[i]!;
-    if (u.sent && u.action.action === 'forward' && u.segment === t.segment) {
+    if (u.segment === t.segment) {
       running = i;
       break;
     }
