@@ -8,7 +8,7 @@ here=$(CDPATH='' cd -- "$(dirname -- "$0")" && pwd)
 out="$here/../build-planner"
 bin="$out/planner-cli"
 mkdir -p "$out"
-sources="$here/planner.cc $here/pibt.cc $here/escape.cc $here/improvement.cc $here/flow_weights.cc $here/progress.cc
+sources="$here/planner.cc $here/pibt.cc $here/operations.cc $here/escape.cc $here/improvement.cc $here/flow_weights.cc $here/progress.cc
   $here/distance_tables.cc $here/one_shot.cc $here/validator.cc $here/instances.cc
   $here/cli/main.cc $here/cli/args.cc $here/cli/report.cc $here/cli/harness.cc
   $here/cli/movingai.cc $here/cli/lorr.cc $here/cli/random.cc $here/cli/check_plan.cc"

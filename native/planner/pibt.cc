@@ -201,13 +201,14 @@ bool pibt(PlannerState& s, int32_t i, int32_t pusher) {
 /**
  * Turns PIBT's choices into actions: a bot that chose a neighbour it does not face turns
  * towards it and stays; then every bot that meant to enter the cell of a bot that stays waits
- * too, transitively (so nobody enters a cell that is not being vacated).
+ * too, transitively (so nobody enters a cell that is not being vacated). Bots not decided yet
+ * are left alone (the operations pass decides them afterwards).
  */
 void finalize(PlannerState& s) {
   s.stack.clear();
   for (size_t i = 0; i < s.bots.size(); ++i) {
     BotData& b = s.bots[i];
-    if (!b.present) continue;
+    if (!b.present || !b.decided) continue;
     if (!b.running && !frozen(b) && b.next == Action::Forward && s.opt.rotations && b.nextHeading != b.state.heading) {
       turnTowards(s, b, b.nextCell);
     }

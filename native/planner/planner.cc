@@ -155,12 +155,18 @@ const StepResult& Planner::step(Deadline deadline) {
   }
   maybeStartEscape(s, deadline);
   driveEscape(s);
+  const bool operations = operationsApply(s.opt);
   const bool improving = s.opt.improvePasses > 0;
-  if (improving) markBeforePibt(s);
-  for (int32_t i : s.order) {
-    if (!s.bots[static_cast<size_t>(i)].decided) pibt(s, i, kNone);
+  if (improving && !operations) markBeforePibt(s);
+  if (operations) {
+    finalize(s);  // an escape's move into a cell its bot does not face yet becomes a turn
+    planOperations(s, deadline);
+  } else {
+    for (int32_t i : s.order) {
+      if (!s.bots[static_cast<size_t>(i)].decided) pibt(s, i, kNone);
+    }
+    finalize(s);
   }
-  finalize(s);
   auto t2 = Clock::now();
   s.lastPibtNanos = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(t2 - t1).count());
   if (improving && t2 < deadline) {
@@ -171,9 +177,11 @@ const StepResult& Planner::step(Deadline deadline) {
     const auto reserve = std::chrono::nanoseconds(std::max<int64_t>({static_cast<int64_t>(s.lastPibtNanos) * 2, budget > 0 ? budget / 10 : 0}));
     Clock::time_point end = deadline - reserve;
     if (s.opt.improveBudget.count() > 0) end = std::min(end, t2 + s.opt.improveBudget);
-    improve(s, end);
+    if (operations) improveOperations(s, end);
+    else improve(s, end);
     t2 = Clock::now();
   }
+  if (operations) carryOutOperations(s);
   if (t2 > deadline) {
     // too late: nothing new starts, actions under way go on
     s.result.complete = false;

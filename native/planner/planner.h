@@ -97,6 +97,13 @@ struct Options {
   // no pass beats it, so the improvement never makes a plan worse by its own measure.
   uint32_t improvePasses = 0;
   std::chrono::nanoseconds improveBudget{0};
+  // Multi-action operations (docs/planner.md, "Operations"; operations.h): each bot chooses a
+  // sequence of this many actions instead of a neighbour cell (0: one-step PIBT, the product's
+  // way). Only with every action one step long and rings allowed (the LoRR model); ignored
+  // otherwise. A bot in the way of another's sequence chooses again at most
+  // `operationRevisits` times a step.
+  uint8_t operationDepth = 0;  // 0..4
+  uint8_t operationRevisits = 2;
   uint64_t seed = 1;
 };
 

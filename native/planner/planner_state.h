@@ -15,6 +15,7 @@
 #include "escape.h"
 #include "flow_weights.h"
 #include "improvement.h"
+#include "operations.h"
 #include "planner.h"
 #include "rng.h"
 
@@ -77,6 +78,7 @@ struct PlannerState {
   FlowWeights flow;
   ImproveState improve;
   EscapeRun escape;
+  OperationRun operations;
 };
 
 inline bool frozen(const BotData& b) { return b.paused || b.stuck; }

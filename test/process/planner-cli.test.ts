@@ -390,3 +390,41 @@ t.test('2024 scheduler: a nearer robot takes a task not yet started, and the run
   t.ok(a.out.finished > 50, `tasks finished: ${a.out.finished}`);
   t.equal(cli(args).out.checksum, a.out.checksum, 'deterministic');
 });
+
+t.test('operations: every plan keeps the rules with faults, pauses, lifts and bots coming and going', async (t) => {
+  // --operation-depth N: each bot chooses N actions at once and pushes the one bot in the way of
+  // its best sequence to choose again; only the first action runs. Every step must keep every
+  // rule, bots at their goal must still lift and lower, and a deadline cut short must still
+  // leave a plan free of collisions.
+  let reached = 0;
+  fc.assert(
+    fc.property(
+      fc.record({ seed: CHAOS_RUN.seed, depth: fc.integer({ min: 1, max: 4 }), revisits: fc.integer({ min: 1, max: 3 }) }),
+      (p) => {
+        reached += validChaosRun(p.seed, '1,1,1,1', false, ['--operation-depth', String(p.depth), '--operation-revisits', String(p.revisits)]).counters.goalsReached;
+      },
+    ),
+    { numRuns: 16, seed: 3001 },
+  );
+  t.ok(reached > 16 * 20, `${reached} goals reached in 16 runs of 150 steps (fast-check seed 3001)`);
+  const late = cli(['--random', '--seed', '5', '--bots', '30', '--steps', '40', '--operation-depth', '3', '--step-limit-ms', '0']).out;
+  t.equal(late.validator.violations, 0, 'a pass cut short by its deadline leaves a valid plan');
+  t.equal(late.counters.incompleteSteps, 40);
+});
+
+t.test('operations: LoRR runs use them by default, and they change the plan only where the model allows them', async (t) => {
+  const lorr = ['--instance', path.join(FIXTURES, 'small-2023.json'), '--steps', '300'];
+  const pibt = cli([...lorr, '--operation-depth', '0']).out;
+  const ops = cli(lorr).out;
+  t.equal(ops.validator.violations, 0);
+  t.equal(pibt.counters.improvePasses, 0, 'one-step PIBT keeps its first answer');
+  t.equal(ops.counters.improvePasses, 8 * 300, 'LoRR: operations of 3 actions and 8 rounds of improvement a step by default');
+  t.equal(cli([...lorr, '--operation-depth', '3', '--improve-passes', '8']).out.checksum, ops.checksum, 'the defaults are those');
+  t.not(ops.checksum, pibt.checksum, 'LoRR: each bot follows its operations');
+  t.ok(ops.finished > 300, `errands finished: ${ops.finished} with operations, ${pibt.finished} without`);
+  t.ok(ops.errandsPerRobot.min >= 1, 'every robot finished an errand');
+  t.equal(cli(lorr).out.checksum, ops.checksum, 'deterministic');
+  // turns of two steps and no rings (the product's model): one-step PIBT, as without the option
+  const slow = ['--random', '--seed', '9', '--bots', '30', '--steps', '100', '--durations', '1,2,1,1', '--forbid-cycles'];
+  t.equal(cli([...slow, '--operation-depth', '3']).out.checksum, cli(slow).out.checksum, 'ignored where actions take longer');
+});

@@ -35,8 +35,12 @@ const char* const kUsage =
     "  --memory-mb N        distance-table cache bound (default 1024)\n"
     "  --stall-steps N      steps without progress before a bot counts as stalled (default 24)\n"
     "  --escape-bots N      most bots in a stall's escape, a joint plan by LaCAM (default 16; 0 off)\n"
-    "  --improve-passes N   up to N more PIBT passes per step, the plan with most progress wins (0 off)\n"
+    "  --improve-passes N   improvement per step: up to N more PIBT passes, the plan with most progress wins;\n"
+    "                       with operations, N rounds of large-neighbourhood search (0 off; LoRR with operations 8)\n"
     "  --improve-ms X       time for those passes per step (default 0: until the deadline's reserve)\n"
+    "  --operation-depth N  each bot chooses a sequence of N actions, not a neighbour (1..4; 0 off, one-step PIBT;\n"
+    "                       LoRR default 3, used where every action takes one step and rings are allowed)\n"
+    "  --operation-revisits N  with operations: times a bot in the way chooses again per step (default 2)\n"
     "  --no-validate        skip the validator (timing runs)\n"
     "  --guidance N         one-way corridor preference, N = cost against the flow (0 off; LoRR default 8)\n"
     "  --lanes N            with guidance, lanes in open areas, N = cost against the lane (0 off; LoRR default 8)\n"
@@ -77,7 +81,7 @@ bool parse(int argc, char** argv, Args& a) {
     } else if (k == "--memory-mb") a.memoryMb = std::strtoul(val(), nullptr, 10);
     else if (k == "--stall-steps") a.stallSteps = static_cast<uint32_t>(std::strtoul(val(), nullptr, 10));
     else if (k == "--escape-bots") a.escapeBots = static_cast<uint32_t>(std::strtoul(val(), nullptr, 10));
-    else if (k == "--improve-passes") a.improvePasses = static_cast<uint32_t>(std::strtoul(val(), nullptr, 10));
+    else if (k == "--improve-passes") a.improvePasses = std::atoi(val());
     else if (k == "--improve-ms") a.improveMs = std::atof(val());
     else if (k == "--no-validate") a.validate = false;
     else if (k == "--width") a.width = std::atoi(val());
@@ -97,6 +101,8 @@ bool parse(int argc, char** argv, Args& a) {
     else if (k == "--flow-period") a.flowPeriod = std::atoi(val());
     else if (k == "--flow-refresh") a.flowRefresh = std::atoi(val());
     else if (k == "--steal-margin") a.stealMargin = std::strtoll(val(), nullptr, 10);
+    else if (k == "--operation-depth") a.operationDepth = std::atoi(val());
+    else if (k == "--operation-revisits") a.operationRevisits = std::atoi(val());
     else if (k == "--queue-penalty") a.queuePenalty = std::strtoll(val(), nullptr, 10);
     else if (k == "--help" || k == "-h") {
       std::fputs(kUsage, stdout);
@@ -117,9 +123,11 @@ Options optionsFrom(const Args& a, bool rotations, bool guidanceByDefault) {
   o.heuristicMemoryBytes = a.memoryMb << 20;
   o.stallSteps = a.stallSteps;
   o.escapeBots = a.escapeBots;
-  o.improvePasses = a.improvePasses;
+  o.improvePasses = static_cast<uint32_t>(std::max(a.improvePasses, 0));
   o.improveBudget = std::chrono::nanoseconds(static_cast<int64_t>(a.improveMs * 1e6));
   o.seed = a.seed;
+  o.operationDepth = static_cast<uint8_t>(std::clamp(std::max(a.operationDepth, 0), 0, 4));
+  o.operationRevisits = static_cast<uint8_t>(std::clamp(a.operationRevisits, 1, 255));
   o.corridorGuidance = a.guidance > 1 || (a.guidance < 0 && guidanceByDefault);
   if (a.guidance > 1) o.againstFlowCost = static_cast<uint8_t>(a.guidance);
   if (a.lanes > 1 || (a.lanes < 0 && guidanceByDefault)) o.openLaneCost = static_cast<uint8_t>(a.lanes > 1 ? a.lanes : 8);
