@@ -35,9 +35,9 @@ const { values: args } = parseArgs({
   options: {
     steps: { type: 'string', default: '1000' },
     'step-limit-ms': { type: 'string', default: '1000' },
-    // improvement passes per step for the LoRR runs (docs/planner.md; unset: the CLI's LoRR
-    // default, 8 rounds of large-neighbourhood search over the operations); product-1k keeps its
-    // first answer (the product's default: none)
+    // improvement passes per step for the LoRR runs (docs/planner.md; unset: the CLI's default,
+    // 8 rounds of large-neighbourhood search over the operations for LoRR 2023 crowds, none
+    // elsewhere); product-1k keeps its first answer (the product's default: none)
     'improve-passes': { type: 'string' },
     only: { type: 'string' },
     all: { type: 'boolean', default: false },
@@ -163,7 +163,7 @@ const chosen = RUNS.filter((r) => (only ? only.has(r.name) : !r.extra || args.al
 if (only && chosen.length !== only.size) throw new Error(`--only: known runs are ${RUNS.map((r) => r.name).join(', ')}`);
 
 console.log(`planner bench: ${os.cpus().length} x ${os.cpus()[0]?.model ?? 'cpu'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-console.log(`LoRR runs: ${steps} steps, per-step limit ${args['step-limit-ms']} ms (robots wait when it is exceeded), improvement passes ${args['improve-passes'] ?? 'the CLI default (LoRR: operations of 3 actions, 8 rounds)'}\n`);
+console.log(`LoRR runs: ${steps} steps, per-step limit ${args['step-limit-ms']} ms (robots wait when it is exceeded), improvement passes ${args['improve-passes'] ?? 'the CLI default (LoRR 2023 crowds: 8 rounds over operations of 3 actions; else none)'}\n`);
 
 const rows: string[][] = [];
 let failed = false;

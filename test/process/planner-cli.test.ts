@@ -412,13 +412,15 @@ t.test('operations: every plan keeps the rules with faults, pauses, lifts and bo
   t.equal(late.counters.incompleteSteps, 40);
 });
 
-t.test('operations: LoRR runs use them by default, and they change the plan only where the model allows them', async (t) => {
+t.test('operations: LoRR 2023 crowds use them by default, and they change the plan only where the model allows them', async (t) => {
   const lorr = ['--instance', path.join(FIXTURES, 'small-2023.json'), '--steps', '300'];
   const pibt = cli([...lorr, '--operation-depth', '0']).out;
   const ops = cli(lorr).out;
   t.equal(ops.validator.violations, 0);
   t.equal(pibt.counters.improvePasses, 0, 'one-step PIBT keeps its first answer');
-  t.equal(ops.counters.improvePasses, 8 * 300, 'LoRR: operations of 3 actions and 8 rounds of improvement a step by default');
+  t.equal(ops.counters.improvePasses, 8 * 300, 'LoRR 2023 crowd: operations of 3 actions and 8 rounds of improvement a step by default');
+  const tasks = ['--instance', path.join(FIXTURES, 'small-2024.json'), '--steps', '100'];
+  t.equal(cli(tasks).out.checksum, cli([...tasks, '--operation-depth', '0']).out.checksum, 'LoRR 2024: one-step PIBT by default');
   t.equal(cli([...lorr, '--operation-depth', '3', '--improve-passes', '8']).out.checksum, ops.checksum, 'the defaults are those');
   t.not(ops.checksum, pibt.checksum, 'LoRR: each bot follows its operations');
   t.ok(ops.finished > 300, `errands finished: ${ops.finished} with operations, ${pibt.finished} without`);

@@ -25,9 +25,9 @@ struct Args {
   size_t memoryMb = 1024;
   uint32_t stallSteps = 24;
   uint32_t escapeBots = 16;
-  int improvePasses = -1;      // improvement passes per step (0 off; -1 mode default: LoRR with operations 8, else 0)
+  int improvePasses = -1;      // improvement passes per step (0 off; -1 mode default: LoRR 2023 crowds with operations 8, else 0)
   double improveMs = 0;        // their time per step (0: until the deadline's reserve)
-  int operationDepth = -1;     // multi-action operations of this many actions (0: one-step PIBT; -1 mode default: LoRR 3, else 0)
+  int operationDepth = -1;     // multi-action operations of this many actions (0: one-step PIBT; -1 mode default: LoRR 2023 crowds 3, else 0)
   int operationRevisits = 2;   // times a bot in the way chooses again per step
   // random mode
   int32_t width = 16, height = 12;

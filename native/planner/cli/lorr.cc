@@ -34,12 +34,6 @@ int runLorr(const Args& a) {
   const int64_t steps = a.steps > 0 ? a.steps : 1000;
   Options lorrOptions = optionsFrom(a, true, true);
   if (a.openCost < 0 && inst.v2024) lorrOptions.openMoveCost = 2;
-  // Operations of three actions, improved by eight rounds of large-neighbourhood search (the
-  // step's spare time): MR23-I-10 30.8 -> 33.9 errands/step and SORTATION 27.4 -> 28.5 tasks/step
-  // at 1,000 steps, WAREHOUSE and the 2023 test warehouse level (docs/benchmarks-planner.md).
-  // Only where the model allows them: not in the product's profile (turns of two steps, no rings).
-  if (a.operationDepth < 0) lorrOptions.operationDepth = 3;
-  if (a.improvePasses < 0 && operationsApply(lorrOptions)) lorrOptions.improvePasses = 8;
   if (a.heat < 0) {
     // congestion is a remedy for crowds: at 1,000 robots on 38,586 free cells (2023 test) there
     // are no jams and it only perturbs (19,959 against 19,997 errands in 5,000 steps)
@@ -57,6 +51,12 @@ int runLorr(const Args& a) {
     // 32.4 errands/step over three seeds at 5,000 steps with 255, 32.6 / 33.1 on two seeds
     // with 510)
     if (a.contraflow < 0) lorrOptions.contraflowWeight = 510;
+    // and operations of three actions, improved by eight rounds of large-neighbourhood search
+    // in the step's spare time (33.15 -> 35.27 errands/step at 5,000 steps). Not on LoRR 2024:
+    // WAREHOUSE fell from 27.21 to 26.19 tasks/step, SORTATION rose only from 27.95 to 28.40.
+    // Only where the model allows them: not in the product's profile (turns of two steps, no rings).
+    if (a.operationDepth < 0) lorrOptions.operationDepth = 3;
+    if (a.improvePasses < 0 && operationsApply(lorrOptions)) lorrOptions.improvePasses = 8;
   }
   Harness h(grid, lorrOptions, a.validate, a.stepLimitMs);
   for (size_t i = 0; i < n; ++i) h.add(static_cast<BotId>(i), State{inst.starts[i], Heading::East, false});
