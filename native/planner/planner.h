@@ -94,7 +94,8 @@ struct Options {
   // forward in the order; the plan with the most progress towards the goals wins. Bounded by
   // `improveBudget` after the first pass and by the deadline minus a reserve; 0 passes (the
   // product's default) leaves the first answer as it is. The first answer is always kept when
-  // no pass beats it, so the improvement never makes a plan worse by its own measure.
+  // no pass beats it, so the improvement never makes a plan worse by its own measure. With
+  // operations (below) the same two bound rounds of large-neighbourhood search instead.
   uint32_t improvePasses = 0;
   std::chrono::nanoseconds improveBudget{0};
   // Multi-action operations (docs/planner.md, "Operations"; operations.h): each bot chooses a
