@@ -118,23 +118,24 @@ int32_t clash(const PlannerState& s, int32_t i) {
   const size_t depth = static_cast<size_t>(o.depth);
   const Cell* p = &o.path[static_cast<size_t>(i) * depth];
   int32_t found = kNone;
+  auto meets = [&](int32_t k) {
+    if (k == kNone || k == i || k == found) return true;
+    if (found != kNone) return false;
+    found = k;
+    return true;
+  };
   Cell prev = s.bots[static_cast<size_t>(i)].state.cell;
   for (size_t d = 0; d < depth; ++d) {
-    int32_t k = o.occ[d * cells + static_cast<size_t>(p[d])];
-    if (k == kNone && prev != p[d]) {
+    if (!meets(o.occ[d * cells + static_cast<size_t>(p[d])])) return kMany;
+    if (prev != p[d]) {
       // coming the other way: the bot at this move's start afterwards was at its end before
+      // (it can be another bot than the one entering the end, which follows it)
       const int32_t back = o.occ[d * cells + static_cast<size_t>(prev)];
       if (back != kNone && back != i) {
         const Cell was = d == 0 ? s.bots[static_cast<size_t>(back)].state.cell : o.path[static_cast<size_t>(back) * depth + d - 1];
-        if (was == p[d]) k = back;
+        if (was == p[d] && !meets(back)) return kMany;
       }
     }
-    if (k == kNone || k == i || k == found) {
-      prev = p[d];
-      continue;
-    }
-    if (found != kNone) return kMany;
-    found = k;
     prev = p[d];
   }
   return found;
@@ -300,6 +301,7 @@ void planOperations(PlannerState& s, Deadline deadline) {
   for (int32_t i : s.order) {
     if (o.late) break;
     const size_t slot = static_cast<size_t>(i);
+    // a bot placed by another's chain keeps that place; one a push only tried chooses now
     if (o.rank[slot] < 0 || o.choosingAt[slot] == o.pass) continue;
     o.rootRank = o.rank[slot];
     rechoose(s, i);
